@@ -1,0 +1,179 @@
+"""The one typed layer over JAX's extension internals: every version switch and type: ignore is here.
+
+JAX's extension API moves between releases (0.10 removed ``batching.not_mapped``,
+``ad.Zero.from_primal_value`` and ``jax.core.Primitive``).  The rest of jext imports
+JAX internals only through this module, so a new JAX release is absorbed here.
+Tested against jax 0.10.x.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, TypeAlias
+
+import jax
+import numpy as np
+from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun, primal_dtype_to_tangent_dtype
+from jax.interpreters import ad, batching, mlir, xla
+
+__all__ = [
+    "AbstractValue",
+    "ClosedJaxpr",
+    "LoweringContext",
+    "LoweringRule",
+    "Primitive",
+    "Zero",
+    "apply_primitive",
+    "instantiate_zeros",
+    "is_abstract_value",
+    "is_symbolic_zero",
+    "is_undefined_primal",
+    "iter_equations",
+    "jaxpr_as_fun",
+    "lower_fun",
+    "make_primitive",
+    "make_zero",
+    "module_platforms",
+    "register_batching",
+    "register_jvp",
+    "register_lowering",
+    "register_transpose",
+    "shaped_array",
+    "tangent_dtype",
+    "trace_to_jaxpr",
+    "typeof",
+    "undefined_aval",
+]
+
+AbstractValue: TypeAlias = jax.core.ShapedArray
+"""The abstract value (shape, dtype, weak type) of an array operand or result."""
+
+LoweringContext: TypeAlias = mlir.LoweringRuleContext
+LoweringRule: TypeAlias = Callable[..., Sequence[Any]]
+
+Zero: Final = ad.Zero
+"""JAX's symbolic-zero tangent or cotangent."""
+
+#: The concrete platforms JAX lowers for, in the order jext reports them.
+PLATFORMS: Final = ("cpu", "cuda", "rocm", "tpu")
+
+
+def make_primitive(name: str) -> Primitive:
+    """A JAX primitive named ``name`` with multiple results.
+
+    jext always binds with a flat list of results and rebuilds the user's pytree
+    itself, so one JAX primitive serves a single array, a tuple or any pytree.
+    """
+    prim = Primitive(name)
+    prim.multiple_results = True
+    return prim
+
+
+def apply_primitive(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
+    """Compile ``prim`` alone (cached by JAX per params and avals) and run it eagerly."""
+    result: list[Any] = xla.apply_primitive(prim, *args, **params)
+    return result
+
+
+def typeof(x: Any) -> AbstractValue:
+    """The abstract value of an operand (array, tracer or Python scalar)."""
+    aval = jax.typeof(x)
+    if not isinstance(aval, AbstractValue):
+        raise TypeError(f"expected an array, got {type(x).__name__} with abstract value {aval}")
+    return aval
+
+
+def shaped_array(shape: Sequence[int], dtype: Any, *, weak_type: bool = False) -> AbstractValue:
+    return jax.core.ShapedArray(tuple(shape), np.dtype(dtype), weak_type=weak_type)
+
+
+def is_abstract_value(x: object) -> bool:
+    return isinstance(x, jax.core.ShapedArray)
+
+
+def tangent_dtype(dtype: Any) -> np.dtype[Any]:
+    """The dtype of tangents for primal values of ``dtype`` (float0 for integers)."""
+    result: np.dtype[Any] = primal_dtype_to_tangent_dtype(np.dtype(dtype))
+    return result
+
+
+def trace_to_jaxpr(fun: Callable[..., Any], avals: Sequence[AbstractValue]) -> ClosedJaxpr:
+    """Trace ``fun`` at ``avals`` (weak types kept) to a closed jaxpr."""
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    closed: ClosedJaxpr = jax.make_jaxpr(fun)(*specs)
+    return closed
+
+
+# --- automatic differentiation -------------------------------------------------------
+
+
+def is_symbolic_zero(x: object) -> bool:
+    return type(x) is ad.Zero
+
+
+def make_zero(aval: AbstractValue) -> Any:
+    """A symbolic zero (co)tangent for a primal of abstract value ``aval``."""
+    return ad.Zero(aval.to_tangent_aval())
+
+
+def instantiate_zeros(x: Any) -> Any:
+    """``x`` with a symbolic zero replaced by a concrete array of zeros."""
+    return ad.instantiate_zeros(x)
+
+
+def is_undefined_primal(x: object) -> bool:
+    return isinstance(x, ad.UndefinedPrimal)
+
+
+def undefined_aval(x: Any) -> AbstractValue:
+    aval: AbstractValue = x.aval
+    return aval
+
+
+def register_jvp(prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Sequence[Any]]]) -> None:
+    ad.primitive_jvps[prim] = rule
+
+
+def register_transpose(prim: Primitive, rule: Callable[..., Sequence[Any]]) -> None:
+    ad.primitive_transposes[prim] = rule
+
+
+def register_batching(
+    prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Sequence[int | None]]]
+) -> None:
+    # Since jax 0.10 an unbatched operand's dim is None (batching.not_mapped is gone).
+    batching.primitive_batchers[prim] = rule
+
+
+# --- lowering ------------------------------------------------------------------------
+
+
+def lower_fun(fun: Callable[..., Sequence[Any]]) -> LoweringRule:
+    """An MLIR lowering rule that traces the JAX-traceable ``fun`` (flat list in, list out)."""
+    rule: LoweringRule = mlir.lower_fun(fun, multiple_results=True)
+    return rule
+
+
+def register_lowering(prim: Primitive, rule: LoweringRule, platform: str | None) -> None:
+    """Register ``rule`` for ``platform`` (None: the fallback for every other platform)."""
+    mlir.register_lowering(prim, rule, platform=platform)
+
+
+def module_platforms(ctx: LoweringContext) -> tuple[str, ...]:
+    """The platforms the module being lowered targets (several for a multi-platform export)."""
+    return tuple(ctx.module_context.platforms)
+
+
+def iter_equations(jaxpr: Jaxpr | ClosedJaxpr) -> Iterator[Any]:
+    """Every equation in ``jaxpr`` and, recursively, in the jaxprs held in its params."""
+    inner = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    for eqn in inner.eqns:
+        yield eqn
+        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            yield from iter_equations(sub)
+
+
+def bind(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
+    result: list[Any] = prim.bind(*args, **params)
+    return result
+

@@ -1,0 +1,70 @@
+"""Exporting a function for several platforms at once, reporting which rule each platform used."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from jext import _jax
+from jext.primitives._primitive import defined_primitives, record_lowerings, stop_recording
+
+__all__ = ["ALL_PLATFORMS", "PlatformExport", "export"]
+
+ALL_PLATFORMS: tuple[str, ...] = _jax.PLATFORMS
+"""Every platform jext lowers for: ``("cpu", "cuda", "rocm", "tpu")``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformExport:
+    """A multi-platform export and, per platform, the rule each jext primitive lowered with."""
+
+    exported: jax.export.Exported
+    """The ``jax.export.Exported`` module; it picks a platform's code when called."""
+
+    rules: Mapping[str, Mapping[str, str]]
+    """``rules[platform][primitive name]``: ``"reference"`` or the rule's qualified name."""
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return tuple(self.exported.platforms)
+
+    def call(self, *args: Any) -> Any:
+        """Run the export on the current backend (its own platform's code)."""
+        return self.exported.call(*args)
+
+
+def export(
+    fn: Callable[..., Any], *args: Any, platforms: Sequence[str] = ALL_PLATFORMS
+) -> PlatformExport:
+    """Export ``fn`` at ``args`` (arrays or ``jax.ShapeDtypeStruct``) for every platform in ``platforms``.
+
+    No accelerator is needed: every platform's rule is lowered on this machine.  Raises
+    :class:`jext.LoweringError` if a jext primitive in ``fn`` has no rule for one of
+    the platforms.
+
+    Example::
+
+        result = jext.lowering.export(jnp.sin, jnp.ones(3))
+        result.rules["tpu"]        # {} : no jext primitive in jnp.sin
+        result.call(jnp.ones(3))   # runs the CPU code
+    """
+    specs = [
+        a if isinstance(a, jax.ShapeDtypeStruct) else jax.ShapeDtypeStruct(jax.numpy.shape(a), jax.numpy.result_type(a))
+        for a in args
+    ]
+    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    log = record_lowerings()
+    try:
+        exported = jax.export.export(jitted, platforms=tuple(platforms))(*specs)  # type: ignore[arg-type]
+    finally:
+        stop_recording()
+    known = defined_primitives()
+    lowered = [known[name] for name in dict.fromkeys(log) if name in known]
+    rules = {
+        platform: {prim.name: prim.lowering_platforms().get(platform, "missing") for prim in lowered}
+        for platform in platforms
+    }
+    return PlatformExport(exported, rules)

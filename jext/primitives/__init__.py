@@ -1,0 +1,15 @@
+"""Defining JAX primitives from reference implementations: ``jext.primitive`` and its rules."""
+
+from jext.primitives._markers import LinearOperand as LinearOperand
+from jext.primitives._markers import SymbolicZero as SymbolicZero
+from jext.primitives._primitive import Primitive as Primitive
+from jext.primitives._primitive import defined_primitives as defined_primitives
+from jext.primitives._primitive import primitive as primitive
+
+__all__ = [
+    "LinearOperand",
+    "Primitive",
+    "SymbolicZero",
+    "defined_primitives",
+    "primitive",
+]

@@ -1,0 +1,85 @@
+"""The shapes of the rules a primitive author writes, and the types they receive.
+
+Read this module first when writing rules.  ``P`` below is the primitive's signature:
+its positional-only *operands* (arrays or pytrees of arrays) and its keyword-only
+*static params* (hashable Python values that JAX sees in the equation's params).
+Every rule receives the operands with the structure the caller passed, and the static
+params as keyword arguments; a rule may declare only the params it uses by name
+and take the rest with ``**params``.
+
+=====================  ======================================================================
+rule                   shape
+=====================  ======================================================================
+abstract eval          ``(*avals, **params) -> aval | pytree of avals``
+impl                   ``(*operands, **params) -> result``
+jvp                    ``(primals: tuple, tangents: tuple, /, **params) -> (primals_out,
+                       tangents_out)``
+transpose              ``(cotangents, *operands, **params) -> tuple`` (one entry per operand,
+                       ``None`` for an operand the primitive is not linear in)
+batching               ``(args: tuple, dims: tuple[int | None, ...], /, **params) ->
+                       (result, out_dims)``
+lowering               ``(*operands, **params) -> result`` (JAX-traceable), or with
+                       ``raw=True``: ``(ctx, *mlir_values, **params) -> list of mlir values``
+=====================  ======================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from jext._jax import AbstractValue
+from jext.primitives._markers import LinearOperand, SymbolicZero
+
+__all__ = [
+    "AbstractEvalRule",
+    "AbstractValue",
+    "BatchingRule",
+    "ImplRule",
+    "JvpRule",
+    "LinearOperand",
+    "LoweringRule",
+    "Platform",
+    "SymbolicZero",
+    "TransposeRule",
+]
+
+Platform: TypeAlias = Literal["cpu", "cuda", "rocm", "gpu", "tpu"]
+"""A platform a lowering rule is registered for; ``"gpu"`` means both cuda and rocm."""
+
+AbstractEvalRule = TypeVar("AbstractEvalRule", bound=Callable[..., Any])
+"""``(*avals, **params) -> aval | pytree of avals``; avals are :class:`AbstractValue`."""
+
+ImplRule = TypeVar("ImplRule", bound=Callable[..., Any])
+"""``(*operands, **params) -> result``: the eager implementation, on concrete arrays."""
+
+JvpRule = TypeVar("JvpRule", bound=Callable[..., tuple[Any, Any]])
+"""``(primals, tangents, /, **params) -> (primals_out, tangents_out)``.
+
+``primals`` and ``tangents`` are tuples with one entry per operand.  A zero tangent
+arrives as an array of zeros, or as a :class:`SymbolicZero` when the rule was
+registered with ``symbolic_zeros=True``; the rule may return ``SymbolicZero`` or
+``None`` for a tangent that is zero.
+"""
+
+TransposeRule = TypeVar("TransposeRule", bound=Callable[..., tuple[Any, ...]])
+"""``(cotangents, *operands, **params) -> tuple`` with one cotangent per operand.
+
+The operands the primitive is linear in arrive as :class:`LinearOperand` (shape and
+dtype only); return ``None`` for the others.  Symbolic-zero cotangents are
+instantiated before the rule is called, and a rule is not called when every
+cotangent is zero.
+"""
+
+BatchingRule = TypeVar("BatchingRule", bound=Callable[..., tuple[Any, Any]])
+"""``(args, dims, /, **params) -> (result, out_dims)``.
+
+``dims`` has one entry per operand (a pytree of them for a pytree operand): the
+batched axis, or ``None`` for an unbatched operand.  ``out_dims`` is one int or
+``None`` for every result leaf, or a pytree matching the result.  The rule is
+only called when at least one operand is batched.
+"""
+
+LoweringRule = TypeVar("LoweringRule", bound=Callable[..., Any])
+"""``(*operands, **params) -> result``, JAX-traceable; or, with ``raw=True``,
+``(ctx, *mlir_values, **params) -> list of mlir values``."""
