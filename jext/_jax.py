@@ -1,4 +1,4 @@
-"""The one typed layer over JAX's extension internals: every version switch and type: ignore is here.
+"""The one typed layer over JAX's internals: every version switch and type: ignore lives here.
 
 JAX's extension API moves between releases (0.10 removed ``batching.not_mapped``,
 ``ad.Zero.from_primal_value`` and ``jax.core.Primitive``).  The rest of jext imports
@@ -9,11 +9,18 @@ Tested against jax 0.10.x.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
 import numpy as np
-from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun, primal_dtype_to_tangent_dtype
+from jax.extend.core import (
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    jaxpr_as_fun,
+    jaxprs_in_params,
+    primal_dtype_to_tangent_dtype,
+)
 from jax.interpreters import ad, batching, mlir, xla
 
 __all__ = [
@@ -71,7 +78,7 @@ def make_primitive(name: str) -> Primitive:
 
 def apply_primitive(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
     """Compile ``prim`` alone (cached by JAX per params and avals) and run it eagerly."""
-    result: list[Any] = xla.apply_primitive(prim, *args, **params)
+    result: list[Any] = xla.apply_primitive(prim, *args, **params)  # type: ignore[no-untyped-call]
     return result
 
 
@@ -87,19 +94,51 @@ def shaped_array(shape: Sequence[int], dtype: Any, *, weak_type: bool = False) -
     return jax.core.ShapedArray(tuple(shape), np.dtype(dtype), weak_type=weak_type)
 
 
-def is_abstract_value(x: object) -> bool:
+def shape_dtype_struct(
+    shape: Sequence[int], dtype: Any, *, weak_type: bool = False
+) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(tuple(shape), dtype, weak_type=weak_type)  # type: ignore[no-untyped-call]
+
+
+def aval_str(aval: AbstractValue) -> str:
+    """``float32[3]``: how JAX prints an abstract value in jaxprs."""
+    text: str = aval.str_short()  # type: ignore[no-untyped-call]
+    return text
+
+
+def set_impl(prim: Primitive, impl: Callable[..., Sequence[Any]]) -> None:
+    prim.def_impl(impl)  # type: ignore[no-untyped-call]
+
+
+def set_abstract_eval(prim: Primitive, rule: Callable[..., Sequence[AbstractValue]]) -> None:
+    prim.def_abstract_eval(rule)  # type: ignore[no-untyped-call]
+
+
+def export(
+    fn: Callable[..., Any], specs: Sequence[jax.ShapeDtypeStruct], platforms: Sequence[str]
+) -> jax.export.Exported:
+    """``jax.export.export`` of ``fn`` (jitted here unless it already is) at ``specs``."""
+    jitted = fn if isinstance(fn, jax.stages.Wrapped) else jax.jit(fn)
+    return jax.export.export(jitted, platforms=tuple(platforms))(*specs)
+
+
+def call_exported(exported: jax.export.Exported, *args: Any) -> Any:
+    return exported.call(*args)  # type: ignore[no-untyped-call]
+
+
+def is_abstract_value(x: object) -> TypeGuard[AbstractValue]:
     return isinstance(x, jax.core.ShapedArray)
 
 
 def tangent_dtype(dtype: Any) -> np.dtype[Any]:
     """The dtype of tangents for primal values of ``dtype`` (float0 for integers)."""
-    result: np.dtype[Any] = primal_dtype_to_tangent_dtype(np.dtype(dtype))
+    result: np.dtype[Any] = primal_dtype_to_tangent_dtype(np.dtype(dtype))  # type: ignore[no-untyped-call]
     return result
 
 
 def trace_to_jaxpr(fun: Callable[..., Any], avals: Sequence[AbstractValue]) -> ClosedJaxpr:
     """Trace ``fun`` at ``avals`` (weak types kept) to a closed jaxpr."""
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    specs = [shape_dtype_struct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
     closed: ClosedJaxpr = jax.make_jaxpr(fun)(*specs)
     return closed
 
@@ -113,12 +152,12 @@ def is_symbolic_zero(x: object) -> bool:
 
 def make_zero(aval: AbstractValue) -> Any:
     """A symbolic zero (co)tangent for a primal of abstract value ``aval``."""
-    return ad.Zero(aval.to_tangent_aval())
+    return ad.Zero(aval.to_tangent_aval())  # type: ignore[no-untyped-call]
 
 
 def instantiate_zeros(x: Any) -> Any:
     """``x`` with a symbolic zero replaced by a concrete array of zeros."""
-    return ad.instantiate_zeros(x)
+    return ad.instantiate_zeros(x)  # type: ignore[no-untyped-call]
 
 
 def is_undefined_primal(x: object) -> bool:
@@ -169,11 +208,10 @@ def iter_equations(jaxpr: Jaxpr | ClosedJaxpr) -> Iterator[Any]:
     inner = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
     for eqn in inner.eqns:
         yield eqn
-        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+        for sub in jaxprs_in_params(eqn.params):
             yield from iter_equations(sub)
 
 
 def bind(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
-    result: list[Any] = prim.bind(*args, **params)
+    result: list[Any] = prim.bind(*args, **params)  # type: ignore[no-untyped-call]
     return result
-

@@ -33,13 +33,13 @@ class PlatformExport:
 
     def call(self, *args: Any) -> Any:
         """Run the export on the current backend (its own platform's code)."""
-        return self.exported.call(*args)
+        return _jax.call_exported(self.exported, *args)
 
 
 def export(
     fn: Callable[..., Any], *args: Any, platforms: Sequence[str] = ALL_PLATFORMS
 ) -> PlatformExport:
-    """Export ``fn`` at ``args`` (arrays or ``jax.ShapeDtypeStruct``) for every platform in ``platforms``.
+    """Export ``fn`` at ``args`` (arrays or ``jax.ShapeDtypeStruct``) for each of ``platforms``.
 
     No accelerator is needed: every platform's rule is lowered on this machine.  Raises
     :class:`jext.LoweringError` if a jext primitive in ``fn`` has no rule for one of
@@ -52,19 +52,22 @@ def export(
         result.call(jnp.ones(3))   # runs the CPU code
     """
     specs = [
-        a if isinstance(a, jax.ShapeDtypeStruct) else jax.ShapeDtypeStruct(jax.numpy.shape(a), jax.numpy.result_type(a))
+        a
+        if isinstance(a, jax.ShapeDtypeStruct)
+        else _jax.shape_dtype_struct(jax.numpy.shape(a), jax.numpy.result_type(a))
         for a in args
     ]
-    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
     log = record_lowerings()
     try:
-        exported = jax.export.export(jitted, platforms=tuple(platforms))(*specs)  # type: ignore[arg-type]
+        exported = _jax.export(fn, specs, platforms)
     finally:
         stop_recording()
     known = defined_primitives()
     lowered = [known[name] for name in dict.fromkeys(log) if name in known]
     rules = {
-        platform: {prim.name: prim.lowering_platforms().get(platform, "missing") for prim in lowered}
+        platform: {
+            prim.name: prim.lowering_platforms().get(platform, "missing") for prim in lowered
+        }
         for platform in platforms
     }
     return PlatformExport(exported, rules)

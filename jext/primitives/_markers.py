@@ -6,7 +6,7 @@ from typing import Any, final
 
 import numpy as np
 
-from jext._jax import AbstractValue
+from jext._jax import AbstractValue, aval_str
 
 __all__ = ["LinearOperand", "SymbolicZero"]
 
@@ -31,7 +31,7 @@ class _AvalMarker:
         return len(self.aval.shape)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.aval.str_short()})"
+        return f"{type(self).__name__}({aval_str(self.aval)})"
 
 
 @final

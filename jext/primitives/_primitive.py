@@ -1,4 +1,4 @@
-"""``jext.Primitive``: a reference implementation turned into a JAX primitive with every rule kind."""
+"""``jext.Primitive``: a reference implementation made a JAX primitive with every rule kind."""
 
 from __future__ import annotations
 
@@ -214,19 +214,19 @@ class Primitive(Generic[P, R]):
         self._jvp_symbolic_zeros = False
         self._transpose_rule: _Rule | None = None
         self._batching_rule: _Rule | None = None
-        self._batching_kind: Literal["default", "custom", "elementwise", "leading_axis"] = (
-            "default"
-        )
+        self._batching_kind: Literal["default", "custom", "elementwise", "leading_axis"] = "default"
         self._lowerings: dict[str | None, _Lowering] = {}
-        self._reference_lowering = self._make_lowering(None, reference, raw=False, is_reference=True)
+        self._reference_lowering = self._make_lowering(
+            None, reference, raw=False, is_reference=True
+        )
 
         # Out trees by (operand tree, params): the result structure must not depend on avals.
         self._out_trees: dict[tuple[Any, ...], Any] = {}
         self._trace_reference = functools.lru_cache(maxsize=256)(self._trace_reference_uncached)
 
         self._jax = _jax.make_primitive(name)
-        self._jax.def_impl(functools.partial(_jax.apply_primitive, self._jax))
-        self._jax.def_abstract_eval(self._abstract_eval_flat)
+        _jax.set_impl(self._jax, functools.partial(_jax.apply_primitive, self._jax))
+        _jax.set_abstract_eval(self._jax, self._abstract_eval_flat)
         _jax.register_jvp(self._jax, self._jvp_flat)
         _jax.register_transpose(self._jax, self._transpose_flat)
         _jax.register_batching(self._jax, self._batch_flat)
@@ -331,7 +331,7 @@ class Primitive(Generic[P, R]):
 
     def _as_aval(self, x: object) -> _jax.AbstractValue:
         if _jax.is_abstract_value(x):
-            return x  # type: ignore[return-value]
+            return x
         if isinstance(x, jax.ShapeDtypeStruct):
             return _jax.shaped_array(x.shape, x.dtype, weak_type=bool(x.weak_type))
         raise RuleError(
@@ -404,7 +404,7 @@ class Primitive(Generic[P, R]):
     def def_impl(self, rule: ImplRule) -> ImplRule:
         """Use ``rule(*operands, **params)`` as the eager implementation (concrete arrays)."""
         self._impl_rule = self._rule("impl", rule, self._n_operands())
-        self._jax.def_impl(self._impl_flat)
+        _jax.set_impl(self._jax, self._impl_flat)
         return rule
 
     def _impl_flat(self, *flat: Any, **bind_params: Any) -> list[Any]:
@@ -417,11 +417,11 @@ class Primitive(Generic[P, R]):
     # --- forward-mode differentiation -----------------------------------------------------
 
     @overload
-    def def_jvp(self, rule: JvpRule, /, *, symbolic_zeros: bool = False) -> JvpRule: ...
+    def def_jvp(self, rule: JvpRule, *, symbolic_zeros: bool = False) -> JvpRule: ...
     @overload
     def def_jvp(self, *, symbolic_zeros: bool = False) -> Callable[[JvpRule], JvpRule]: ...
     def def_jvp(
-        self, rule: JvpRule | None = None, /, *, symbolic_zeros: bool = False
+        self, rule: JvpRule | None = None, *, symbolic_zeros: bool = False
     ) -> JvpRule | Callable[[JvpRule], JvpRule]:
         """Use ``rule(primals, tangents, **params) -> (primals_out, tangents_out)`` for JVPs.
 
@@ -463,10 +463,11 @@ class Primitive(Generic[P, R]):
                 raise RuleError(
                     f"jvp rule of primitive {self._name!r}: primal result {i} is "
                     f"{p.dtype}{list(p.shape)}, but abstract evaluation gives "
-                    f"{aval.str_short()}"
+                    f"{_jax.aval_str(aval)}"
                 )
         return primals_out, [
-            self._check_tangent(i, t, aval) for i, (t, aval) in enumerate(zip(tangents_out, out_avals, strict=True))
+            self._check_tangent(i, t, aval)
+            for i, (t, aval) in enumerate(zip(tangents_out, out_avals, strict=True))
         ]
 
     def _check_tangent(self, i: int, t: Any, aval: _jax.AbstractValue) -> Any:
@@ -478,7 +479,7 @@ class Primitive(Generic[P, R]):
         if tuple(t.shape) != tuple(aval.shape) or t.dtype != want:
             raise RuleError(
                 f"jvp rule of primitive {self._name!r}: tangent result {i} is "
-                f"{t.dtype}{list(t.shape)}, but the primal result is {aval.str_short()} "
+                f"{t.dtype}{list(t.shape)}, but the primal result is {_jax.aval_str(aval)} "
                 f"(its tangent must be {want}{list(aval.shape)})"
             )
         return t
@@ -534,7 +535,9 @@ class Primitive(Generic[P, R]):
             )
         if all(_jax.is_symbolic_zero(ct) for ct in cts):
             return [None] * len(args)
-        avals = [_jax.undefined_aval(a) if _jax.is_undefined_primal(a) else _jax.typeof(a) for a in args]
+        avals = [
+            _jax.undefined_aval(a) if _jax.is_undefined_primal(a) else _jax.typeof(a) for a in args
+        ]
         out_tree = self._out_tree(in_tree, avals, params)
         cotangents = tree_util.tree_unflatten(out_tree, [_jax.instantiate_zeros(ct) for ct in cts])
         operands = tree_util.tree_unflatten(
@@ -569,7 +572,7 @@ class Primitive(Generic[P, R]):
         if tuple(ct.shape) != tuple(aval.shape) or ct.dtype != want:
             raise RuleError(
                 f"transpose rule of primitive {self._name!r}: cotangent for operand leaf {i} "
-                f"is {ct.dtype}{list(ct.shape)}, but the operand is {aval.str_short()}"
+                f"is {ct.dtype}{list(ct.shape)}, but the operand is {_jax.aval_str(aval)}"
             )
         return ct
 
@@ -640,13 +643,23 @@ class Primitive(Generic[P, R]):
         return outs, [d % outs[i].ndim if d is not None else None for i, d in enumerate(out_dims)]
 
     def _batch_elementwise(
-        self, args: Sequence[Any], dims: Sequence[int | None], size: int, bind_params: Mapping[str, Any]
+        self,
+        args: Sequence[Any],
+        dims: Sequence[int | None],
+        size: int,
+        bind_params: Mapping[str, Any],
     ) -> tuple[list[Any], list[int | None]]:
         first = dims[0]
-        if first is not None and all(d == first for d in dims) and len({a.shape for a in args}) == 1:
+        if (
+            first is not None
+            and all(d == first for d in dims)
+            and len({a.shape for a in args}) == 1
+        ):
             outs = _jax.bind(self._jax, *args, **bind_params)
             return outs, [first] * len(outs)
-        example_shape = np.broadcast_shapes(*(_unbatched_aval(a, d).shape for a, d in zip(args, dims, strict=True)))
+        example_shape = np.broadcast_shapes(
+            *(_unbatched_aval(a, d).shape for a, d in zip(args, dims, strict=True))
+        )
         full = [
             jnp.broadcast_to(_to_leading(a, d, size), (size, *example_shape))
             for a, d in zip(args, dims, strict=True)
@@ -683,7 +696,11 @@ class Primitive(Generic[P, R]):
         return list(outs), [0] * len(outs)
 
     def _batch_by_loop(
-        self, args: Sequence[Any], dims: Sequence[int | None], size: int, bind_params: Mapping[str, Any]
+        self,
+        args: Sequence[Any],
+        dims: Sequence[int | None],
+        size: int,
+        bind_params: Mapping[str, Any],
     ) -> tuple[list[Any], list[int | None]]:
         batched = [i for i, d in enumerate(dims) if d is not None]
 
@@ -693,7 +710,7 @@ class Primitive(Generic[P, R]):
                 full[i] = x
             return _jax.bind(self._jax, *full, **bind_params)
 
-        stacked = [jnp.moveaxis(args[i], dims[i], 0) for i in batched]  # type: ignore[arg-type]
+        stacked = [jnp.moveaxis(args[i], d, 0) for i, d in enumerate(dims) if d is not None]
         outs = jax.lax.map(one, stacked)
         return list(outs), [0] * len(outs)
 
@@ -701,14 +718,18 @@ class Primitive(Generic[P, R]):
 
     @overload
     def def_lowering(
-        self, rule: LoweringRule, /, *, platform: Platform | None = None, raw: bool = False
+        self, rule: LoweringRule, *, platform: Platform | None = None, raw: bool = False
     ) -> LoweringRule: ...
     @overload
     def def_lowering(
         self, *, platform: Platform | None = None, raw: bool = False
     ) -> Callable[[LoweringRule], LoweringRule]: ...
     def def_lowering(
-        self, rule: LoweringRule | None = None, /, *, platform: Platform | None = None, raw: bool = False
+        self,
+        rule: LoweringRule | None = None,
+        *,
+        platform: Platform | None = None,
+        raw: bool = False,
     ) -> LoweringRule | Callable[[LoweringRule], LoweringRule]:
         """Lower with ``rule`` on ``platform`` (``"gpu"``: cuda and rocm; None: every platform).
 
@@ -754,7 +775,9 @@ class Primitive(Generic[P, R]):
             result = fn(*tree_util.tree_unflatten(in_tree, flat), **arity.select(params))
             return self._flatten_results("lowering", result, out_tree)
 
-        return _Lowering(platform, fn, _jax.lower_fun(traceable), raw=False, is_reference=is_reference)
+        return _Lowering(
+            platform, fn, _jax.lower_fun(traceable), raw=False, is_reference=is_reference
+        )
 
     def _resolve_lowering(self, platform: str | None) -> _Lowering | None:
         """The rule used on ``platform`` (None: a platform jext does not know by name)."""
@@ -769,7 +792,9 @@ class Primitive(Generic[P, R]):
             return self._reference_lowering
         return None
 
-    def _lower(self, platform: str | None, ctx: Any, *values: Any, **bind_params: Any) -> Sequence[Any]:
+    def _lower(
+        self, platform: str | None, ctx: Any, *values: Any, **bind_params: Any
+    ) -> Sequence[Any]:
         _log_lowering(self._name)
         low = self._resolve_lowering(platform)
         if low is None:
@@ -795,6 +820,7 @@ class Primitive(Generic[P, R]):
 
     def rule_sources(self) -> dict[str, str]:
         """For each rule kind, where it comes from: ``default``, ``custom``, ``none``, ..."""
+
         def src(rule: _Rule | None) -> str:
             return "default" if rule is None else "custom"
 
@@ -818,8 +844,12 @@ class Primitive(Generic[P, R]):
 
     def _rule(self, kind: str, fn: Callable[..., Any], positional: int | None) -> _Rule:
         if not callable(fn):
-            raise DefinitionError(f"{kind} rule of primitive {self._name!r} must be callable, got {fn!r}")
-        arity = rule_arity(self._name, kind, fn, positional=positional, param_names=self._signature.param_names)
+            raise DefinitionError(
+                f"{kind} rule of primitive {self._name!r} must be callable, got {fn!r}"
+            )
+        arity = rule_arity(
+            self._name, kind, fn, positional=positional, param_names=self._signature.param_names
+        )
         return _Rule(fn, arity)
 
 
@@ -859,6 +889,7 @@ def _claim_name(prim: Primitive[Any, Any]) -> None:
     The same definition (same module and qualified name, as on a module reload or a
     re-run notebook cell) replaces the earlier one.
     """
+
     def origin(p: Primitive[Any, Any]) -> tuple[str, str]:
         ref = p.reference
         return (getattr(ref, "__module__", "?"), getattr(ref, "__qualname__", repr(ref)))
@@ -872,4 +903,3 @@ def _claim_name(prim: Primitive[Any, Any]) -> None:
                 f"{b[0]}.{b[1]} cannot define it again (choose another '<lib>.<op>' name)"
             )
         _DEFINITIONS[prim.name] = prim
-

@@ -146,11 +146,15 @@ def rule_arity(
         sig = inspect.signature(rule)
     except (TypeError, ValueError):  # builtins without signatures: trust them
         return RuleArity(True, frozenset())
-    pos = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    pos = [
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     varargs = any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values())
     required = sum(1 for p in pos if p.default is _REQUIRED)
     where = f"{kind} rule {getattr(rule, '__qualname__', rule)!r} of primitive {primitive!r}"
-    if positional is not None and (required > positional or (len(pos) < positional and not varargs)):
+    if positional is not None and (
+        required > positional or (len(pos) < positional and not varargs)
+    ):
         accepted = f"{required}" if required == len(pos) else f"{required} to {len(pos)}"
         raise DefinitionError(
             f"{where} takes {accepted} positional argument(s) but jext passes {positional}"

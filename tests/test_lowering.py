@@ -1,0 +1,96 @@
+"""jext.lowering: one export for cpu, cuda, rocm and tpu, each platform using its own rule."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jext
+import jext.lowering
+from tests import prims
+
+X = jnp.linspace(-1.0, 1.0, 4, dtype=jnp.float32)
+
+
+@pytest.fixture(scope="module")
+def exported() -> jext.lowering.PlatformExport:
+    return jext.lowering.export(prims.by_platform, X)
+
+
+def test_every_platform_in_one_module(exported: jext.lowering.PlatformExport) -> None:
+    assert exported.platforms == ("cpu", "cuda", "rocm", "tpu")
+    assert exported.rules == {
+        "cpu": {"tests.by_platform": "_by_platform_cpu"},
+        "cuda": {"tests.by_platform": "_by_platform_gpu"},
+        "rocm": {"tests.by_platform": "_by_platform_gpu"},
+        "tpu": {"tests.by_platform": "_by_platform_tpu"},
+    }
+
+
+def test_each_platform_lowers_its_own_rule() -> None:
+    ops = {}
+    for platform, op in [("cpu", "sine"), ("cuda", "tanh"), ("rocm", "tanh"), ("tpu", "cosine")]:
+        text = jext.lowering.export(
+            prims.by_platform, X, platforms=[platform]
+        ).exported.mlir_module()
+        ops[platform] = {o for o in ("sine", "cosine", "tanh") if f"stablehlo.{o}" in text}
+        assert ops[platform] == {op}, platform
+
+
+def test_cpu_call_runs_the_cpu_rule(exported: jext.lowering.PlatformExport) -> None:
+    np.testing.assert_allclose(exported.call(X), np.sin(X) + 1, rtol=1e-6)
+    np.testing.assert_allclose(prims.by_platform(X), np.sin(X) + 1, rtol=1e-6)
+
+
+def test_serialize_round_trip(exported: jext.lowering.PlatformExport) -> None:
+    restored = jax.export.deserialize(exported.exported.serialize())
+    assert restored.platforms == ("cpu", "cuda", "rocm", "tpu")
+    np.testing.assert_allclose(restored.call(X), np.sin(X) + 1, rtol=1e-6)
+
+
+def test_reference_serves_where_no_rule_is_registered() -> None:
+    result = jext.lowering.export(lambda x: prims.softplus(x, beta=2.0), X)
+    assert {p: r["tests.softplus"] for p, r in result.rules.items()} == dict.fromkeys(
+        ("cpu", "cuda", "rocm", "tpu"), "reference"
+    )
+
+
+def test_missing_platform_raises_lowering_error_naming_it() -> None:
+    @jext.primitive("tests.cpu_only", reference_lowering=["cpu"])
+    def cpu_only(x: jax.Array, /) -> jax.Array:
+        return x * 2
+
+    assert cpu_only.lowering_platforms() == {"cpu": "reference"}
+    np.testing.assert_allclose(jax.jit(cpu_only)(X), 2 * X)
+    with pytest.raises(
+        jext.LoweringError, match=r"'tests\.cpu_only' has no lowering rule for platform 'tpu'"
+    ):
+        jext.lowering.export(cpu_only, X, platforms=["cpu", "tpu"])
+
+    cpu_only.def_lowering(lambda x: x + x, platform="tpu")
+    assert jext.lowering.export(cpu_only, X, platforms=["cpu", "tpu"]).rules["tpu"] == {
+        "tests.cpu_only": "test_missing_platform_raises_lowering_error_naming_it.<locals>.<lambda>"
+    }
+
+
+def test_gpu_rule_covers_cuda_and_rocm_and_specific_wins() -> None:
+    @jext.primitive("tests.gpu_precedence")
+    def f(x: jax.Array, /) -> jax.Array:
+        return x
+
+    def gpu_rule(x: jax.Array) -> jax.Array:
+        return x + 1
+
+    def rocm_rule(x: jax.Array) -> jax.Array:
+        return x + 2
+
+    f.def_lowering(gpu_rule, platform="gpu")
+    f.def_lowering(rocm_rule, platform="rocm")
+    assert f.lowering_platforms() == {
+        "cpu": "reference",
+        "cuda": "test_gpu_rule_covers_cuda_and_rocm_and_specific_wins.<locals>.gpu_rule",
+        "rocm": "test_gpu_rule_covers_cuda_and_rocm_and_specific_wins.<locals>.rocm_rule",
+        "tpu": "reference",
+    }
