@@ -7,6 +7,8 @@ __all__ = [
     "DuplicateNameError",
     "JextError",
     "LoweringError",
+    "PluginError",
+    "RegistrationError",
     "RuleError",
     "StaticParamError",
     "TransposeError",
@@ -40,6 +42,14 @@ class TransposeError(JextError, NotImplementedError):
 
 class LoweringError(JextError, NotImplementedError):
     """A primitive was lowered for a platform it has no lowering rule for."""
+
+
+class RegistrationError(JextError, TypeError):
+    """A plugin registered something that is not what the hook takes."""
+
+
+class PluginError(JextError):
+    """With ``JEXT_STRICT=1``: one or more plugins failed to load or register."""
 
 
 class UnknownNameError(JextError, KeyError):

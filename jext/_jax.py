@@ -1,4 +1,4 @@
-"""The one typed layer over JAX's internals: every version switch and type: ignore lives here.
+"""The one typed layer over JAX's internals: every version switch and every ignore comment is here.
 
 JAX's extension API moves between releases (0.10 removed ``batching.not_mapped``,
 ``ad.Zero.from_primal_value`` and ``jax.core.Primitive``).  The rest of jext imports
@@ -13,6 +13,9 @@ from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
 import numpy as np
+from jax._src import core as _core
+from jax._src.interpreters import mlir as _mlir
+from jax._src.lib import xla_client  # type: ignore[attr-defined]
 from jax.extend.core import (
     ClosedJaxpr,
     Jaxpr,
@@ -80,6 +83,11 @@ def apply_primitive(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
     """Compile ``prim`` alone (cached by JAX per params and avals) and run it eagerly."""
     result: list[Any] = xla.apply_primitive(prim, *args, **params)  # type: ignore[no-untyped-call]
     return result
+
+
+def is_eager() -> bool:
+    """Whether a bind now would run at once (no transformation or tracing is active)."""
+    return type(_core.trace_ctx.trace) is _core.EvalTrace
 
 
 def typeof(x: Any) -> AbstractValue:
@@ -191,6 +199,35 @@ def lower_fun(fun: Callable[..., Sequence[Any]]) -> LoweringRule:
     """An MLIR lowering rule that traces the JAX-traceable ``fun`` (flat list in, list out)."""
     rule: LoweringRule = mlir.lower_fun(fun, multiple_results=True)
     return rule
+
+
+def avals_in(ctx: LoweringContext) -> list[AbstractValue]:
+    return [a for a in ctx.avals_in if isinstance(a, AbstractValue)]
+
+
+def lower_jaxpr(ctx: LoweringContext, closed: ClosedJaxpr, *values: Any) -> Sequence[Any]:
+    """Emit ``closed`` into the module being lowered, on ``values``; returns its results."""
+    module_ctx = ctx.module_context
+    if ctx.platforms is not None:  # inside one branch of a multi-platform lowering
+        module_ctx = module_ctx.replace(platforms=ctx.platforms)  # type: ignore[no-untyped-call]
+    consts = (
+        _mlir.ir_consts(closed.consts, [v.aval for v in closed.jaxpr.constvars])
+        if closed.consts
+        else []
+    )
+    outs, tokens = mlir.jaxpr_subcomp(
+        module_ctx,
+        closed.jaxpr,
+        ctx.name_stack,
+        ctx.tokens_in,
+        consts,
+        *values,
+        dim_var_values=ctx.dim_var_values,
+        const_lowering=ctx.const_lowering,
+        outer_traceback=xla_client.Traceback(),
+    )
+    ctx.set_tokens_out(tokens)
+    return list(outs)
 
 
 def register_lowering(prim: Primitive, rule: LoweringRule, platform: str | None) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jext
+from jext.primitives import defined_primitives
 from tests import prims
 
 X = jnp.linspace(-1.0, 1.0, 4, dtype=jnp.float32)
@@ -114,7 +115,7 @@ def test_same_definition_replaces_a_different_one_is_refused() -> None:
         return redefined
 
     first, second = make(), make()  # a module reload or a notebook cell run twice
-    assert jext.primitives.defined_primitives()["tests.redefined"] is second
+    assert defined_primitives()["tests.redefined"] is second
     assert first is not second
     with pytest.raises(jext.DuplicateNameError, match=r"already defined by .*redefined"):
         jext.primitive("tests.redefined")(lambda x, /: x)

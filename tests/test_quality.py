@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TYPED = ["jext", "examples", "bench"]
+TYPED = [
+    "jext",
+    "examples",
+    "bench",
+    "plugins/jext-example-primitives/src",
+    "plugins/jext-example-vendor/src",
+]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -49,6 +49,8 @@ TREE_PARAM: Final = RESERVED_PARAM_PREFIX + "operand_tree"
 _GPU_PLATFORMS: Final = ("cuda", "rocm")
 _VALID_PLATFORMS: Final = frozenset({"cpu", "cuda", "rocm", "gpu", "tpu"})
 _SCALAR_TYPES: Final = (bool, int, float, complex, np.ndarray, np.generic, jax.Array)
+_EAGER_ARRAY_TYPES: Final = frozenset({type(np.zeros(())), type(jnp.zeros(()))})
+_SINGLE_LEAF: Final = tree_util.tree_structure(0)
 
 RuleSource = Literal["default", "custom", "none"]
 """Where a rule comes from: derived from the reference, written by the author, or absent."""
@@ -71,6 +73,14 @@ class _Rule:
 
     def __call__(self, *args: Any, params: Mapping[str, Any]) -> Any:
         return self.fn(*args, **self.arity.select(params))
+
+
+@dataclass(frozen=True, slots=True)
+class _PreparedCall:
+    out_tree: Any
+    bind_params: Mapping[str, Any]
+    eager: Callable[..., list[Any]] | None  # None: bind (a custom impl, or tracing)
+    single: bool  # the result is one array
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +146,7 @@ def _check_name(name: object) -> None:
         )
 
 
-def _check_platform(primitive_name: str, platform: object) -> None:
+def check_platform(primitive_name: str, platform: object) -> None:
     if platform is not None and platform not in _VALID_PLATFORMS:
         raise DefinitionError(
             f"primitive {primitive_name!r}: unknown platform {platform!r}; expected one of "
@@ -157,7 +167,7 @@ def _reference_platforms(
         return frozenset()
     out: set[str | None] = set()
     for p in reference_lowering:
-        _check_platform(name, p)
+        check_platform(name, p)
         out.update(_concrete_platforms(p))
     return frozenset(out)
 
@@ -222,6 +232,7 @@ class Primitive(Generic[P, R]):
 
         # Out trees by (operand tree, params): the result structure must not depend on avals.
         self._out_trees: dict[tuple[Any, ...], Any] = {}
+        self._calls: dict[tuple[Any, ...], _PreparedCall] = {}
         self._trace_reference = functools.lru_cache(maxsize=256)(self._trace_reference_uncached)
 
         self._jax = _jax.make_primitive(name)
@@ -263,7 +274,28 @@ class Primitive(Generic[P, R]):
         sig = self._signature
         operands = sig.operands(args)
         params = sig.params(kwargs)
-        flat, in_tree = tree_util.tree_flatten(operands)
+        if all(type(x) in _EAGER_ARRAY_TYPES for x in operands):  # the common case: arrays
+            flat: Sequence[Any] = operands
+            in_tree = _flat_tree(len(operands))
+        else:
+            flat, in_tree = tree_util.tree_flatten(operands)
+            self._check_leaves(flat)
+        key = (in_tree, *params.values())
+        try:
+            call = self._calls.get(key)
+        except TypeError:
+            sig.check_hashable(params)
+            raise
+        if call is None:
+            call = self._calls[key] = self._prepare_call(in_tree, flat, params)
+        if call.eager is not None and _jax.is_eager():
+            outs = call.eager(*flat)
+        else:
+            outs = _jax.bind(self._jax, *flat, **call.bind_params)
+        result: R = outs[0] if call.single else tree_util.tree_unflatten(call.out_tree, outs)
+        return result
+
+    def _check_leaves(self, flat: Sequence[Any]) -> None:
         for i, leaf in enumerate(flat):
             if not isinstance(leaf, _SCALAR_TYPES):
                 raise TypeError(
@@ -271,18 +303,21 @@ class Primitive(Generic[P, R]):
                     "be arrays, Python scalars or pytrees of them (static values go in "
                     "keyword-only params)"
                 )
-        key = (in_tree, *params.values())
-        try:
-            out_tree = self._out_trees.get(key)
-        except TypeError:
-            sig.check_hashable(params)
-            raise
-        if out_tree is None:
-            _, out_tree = self._eval_abstract(in_tree, [_jax.typeof(x) for x in flat], params)
+
+    def _prepare_call(
+        self, in_tree: Any, flat: Sequence[Any], params: dict[str, Any]
+    ) -> _PreparedCall:
+        """What every later call with this operand tree and these params reuses."""
+        _, out_tree = self._eval_abstract(in_tree, [_jax.typeof(x) for x in flat], params)
         bind_params = params if _is_flat(in_tree) else {**params, TREE_PARAM: in_tree}
-        outs = _jax.bind(self._jax, *flat, **bind_params)
-        result: R = tree_util.tree_unflatten(out_tree, outs)
-        return result
+        # Eagerly, a jitted bind skips JAX's per-call dispatch of the primitive; it is
+        # compiled once per signature like the default impl.  A custom impl runs as is.
+        eager = (
+            None
+            if self._impl_rule is not None
+            else jax.jit(functools.partial(_jax.bind, self._jax, **bind_params))
+        )
+        return _PreparedCall(out_tree, bind_params, eager, out_tree == _SINGLE_LEAF)
 
     def _split(self, bind_params: Mapping[str, Any], n: int) -> tuple[Any, dict[str, Any]]:
         params = dict(bind_params)
@@ -359,6 +394,7 @@ class Primitive(Generic[P, R]):
 
     def _forget_traces(self) -> None:
         self._out_trees.clear()
+        self._calls.clear()
 
     def _flat_fun(
         self, fn: Callable[..., Any], in_tree: Any, params: Mapping[str, Any], kind: str
@@ -404,6 +440,7 @@ class Primitive(Generic[P, R]):
     def def_impl(self, rule: ImplRule) -> ImplRule:
         """Use ``rule(*operands, **params)`` as the eager implementation (concrete arrays)."""
         self._impl_rule = self._rule("impl", rule, self._n_operands())
+        self._calls.clear()
         _jax.set_impl(self._jax, self._impl_flat)
         return rule
 
@@ -740,14 +777,17 @@ class Primitive(Generic[P, R]):
         """
         if rule is None:
             return functools.partial(self.def_lowering, platform=platform, raw=raw)
-        _check_platform(self._name, platform)
-        n = self._n_operands()
-        if raw:
-            self._rule("lowering", rule, None)
-        else:
-            self._rule("lowering", rule, n)
+        self.validate_lowering(rule, platform=platform, raw=raw)
+        self._calls.clear()  # eager calls compiled with the old rule
         self._lowerings[platform] = self._make_lowering(platform, rule, raw=raw, is_reference=False)
         return rule
+
+    def validate_lowering(
+        self, rule: Callable[..., Any], *, platform: str | None = None, raw: bool = False
+    ) -> None:
+        """Raise :class:`jext.DefinitionError` where :meth:`def_lowering` would refuse these."""
+        check_platform(self._name, platform)
+        self._rule("lowering", rule, None if raw else self._n_operands())
 
     def _make_lowering(
         self, platform: str | None, fn: Callable[..., Any], *, raw: bool, is_reference: bool
@@ -765,12 +805,20 @@ class Primitive(Generic[P, R]):
 
             return _Lowering(platform, fn, raw_rule, raw=True, is_reference=False)
 
+        if is_reference:
+
+            def reference_rule(ctx: Any, *values: Any, **bind_params: Any) -> Sequence[Any]:
+                # Lower the cached trace directly: no retrace, and the same module a
+                # hand-written primitive lowering the reference gives.
+                in_tree, params = self._split(bind_params, len(values))
+                closed, _ = self._trace(in_tree, _jax.avals_in(ctx), params)
+                return _jax.lower_jaxpr(ctx, closed, *values)
+
+            return _Lowering(platform, fn, reference_rule, raw=False, is_reference=True)
+
         def traceable(*flat: Any, **bind_params: Any) -> list[Any]:
             in_tree, params = self._split(bind_params, len(flat))
             avals = [_jax.typeof(x) for x in flat]
-            if is_reference:
-                closed, _ = self._trace(in_tree, avals, params)
-                return list(_jax.jaxpr_as_fun(closed)(*flat))
             out_tree = self._out_tree(in_tree, avals, params)
             result = fn(*tree_util.tree_unflatten(in_tree, flat), **arity.select(params))
             return self._flatten_results("lowering", result, out_tree)

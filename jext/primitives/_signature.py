@@ -90,6 +90,8 @@ class OperandSignature:
 
     def params(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """The static params of a call, defaults filled in, in declaration order."""
+        if not kwargs and not any(v is _REQUIRED for v in self.param_defaults.values()):
+            return dict(self.param_defaults)
         out: dict[str, Any] = {}
         for name, default in self.param_defaults.items():
             value = kwargs.get(name, default)

@@ -1,0 +1,141 @@
+"""The ``jext`` command line: ``jext list`` shows what the installed plugins provide."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from jext._registry import Registry, registry
+
+__all__ = ["listing", "main"]
+
+
+def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
+    """What ``jext list --json`` prints: plugins, primitives, RNG impls and SciPy wrappers."""
+    owners = reg.primitive_owners()
+    return {
+        "plugins": [
+            {
+                "name": p.name,
+                "distribution": p.distribution,
+                "version": p.version,
+                "status": p.status,
+                "error": p.error,
+                "notes": list(p.notes),
+            }
+            for p in reg.plugins()
+        ],
+        "primitives": [
+            {
+                "name": name,
+                "plugin": owners[name],
+                "rules": prim.rule_sources(),
+                "platforms": prim.lowering_platforms(),
+            }
+            for name, prim in reg.primitives().items()
+        ],
+        "rng_impls": [
+            {"name": name, "plugin": owned.plugin} for name, owned in reg.rng_impls().items()
+        ],
+        "scipy": [
+            {"scope": scope, "name": name, "plugins": [o.plugin for o in owners_]}
+            for (scope, name), owners_ in reg.scipy_wrappers().items()
+        ],
+    }
+
+
+def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    print(f"{title} ({len(rows)})", file=out)
+    if not rows:
+        print("  (none)\n", file=out)
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    for row in (header, ["-" * w for w in widths], *rows):
+        print(
+            "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(),
+            file=out,
+        )
+    print(file=out)
+
+
+def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
+    _table(
+        "Plugins",
+        ["name", "distribution", "version", "status", "error / notes"],
+        [
+            [
+                p["name"],
+                p["distribution"] or "(in code)",
+                p["version"] or "",
+                p["status"],
+                "; ".join(filter(None, [p["error"], *p["notes"]])),
+            ]
+            for p in data["plugins"]
+        ],
+        out,
+    )
+    _table(
+        "Primitives",
+        ["name", "plugin", "custom rules", "lowerings"],
+        [
+            [
+                p["name"],
+                p["plugin"],
+                ", ".join(k for k, v in p["rules"].items() if v not in ("default", "none")) or "-",
+                ", ".join(
+                    plat if rule == "reference" else f"{plat}:{rule}"
+                    for plat, rule in p["platforms"].items()
+                )
+                or "none",
+            ]
+            for p in data["primitives"]
+        ],
+        out,
+    )
+    _table(
+        "RNG implementations",
+        ["name", "plugin"],
+        [[r["name"], r["plugin"]] for r in data["rng_impls"]],
+        out,
+    )
+    _table(
+        "SciPy wrappers",
+        ["scope", "name", "plugins"],
+        [[s["scope"], s["name"], ", ".join(s["plugins"])] for s in data["scipy"]],
+        out,
+    )
+
+
+def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
+    with warnings.catch_warnings():
+        # Broken plugins are shown in the listing itself.
+        warnings.simplefilter("ignore")
+        data = listing(registry())
+    if args.json:
+        json.dump(data, out, indent=2)
+        print(file=out)
+    else:
+        _print_listing(data, out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jext", description="Inspect and check the jext plugins installed here."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_list = sub.add_parser("list", help="list plugins, primitives, RNG impls and SciPy wrappers")
+    p_list.add_argument("--json", action="store_true", help="print one JSON object")
+    p_list.set_defaults(run=_cmd_list)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the ``jext`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    args = _parser().parse_args(argv)
+    code: int = args.run(args, out or sys.stdout)
+    return code

@@ -1,0 +1,422 @@
+"""The plugin registry: entry-point discovery, phased lazy loading, isolation of broken plugins."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from types import MappingProxyType
+from typing import Any, Final, Generic, Literal, TypeVar
+
+import pluggy
+
+from jext import hookspecs
+from jext._errors import PluginError, UnknownNameError
+from jext._registrars import (
+    LoweringRegistrar,
+    PendingLowering,
+    PrimitiveRegistrar,
+    RngImplRegistrar,
+    ScipyRegistrar,
+    _Registrar,
+)
+from jext.primitives._primitive import Primitive
+
+__all__ = [
+    "ENV_DISABLE_AUTOLOAD",
+    "ENV_DISABLE_PLUGINS",
+    "ENV_PLUGINS",
+    "ENV_STRICT",
+    "PluginInfo",
+    "PluginStatus",
+    "PluginWarning",
+    "Registry",
+    "close_matches",
+    "get_primitive",
+    "load_plugins",
+    "plugins",
+    "primitives",
+    "register_plugin",
+    "registry",
+]
+
+ENV_DISABLE_AUTOLOAD: Final = "JEXT_DISABLE_PLUGIN_AUTOLOAD"
+"""Set to 1: load no entry points (plugins can still be registered in code)."""
+ENV_PLUGINS: Final = "JEXT_PLUGINS"
+"""A comma-separated list: load only these entry-point plugins."""
+ENV_DISABLE_PLUGINS: Final = "JEXT_DISABLE_PLUGINS"
+"""A comma-separated list: do not load these entry-point plugins."""
+ENV_STRICT: Final = "JEXT_STRICT"
+"""Set to 1: a broken plugin raises :class:`jext.PluginError` instead of a warning."""
+
+PluginStatus = Literal["loaded", "error", "disabled"]
+
+T = TypeVar("T")
+
+
+class PluginWarning(UserWarning):
+    """A plugin failed to load or register; the message names it, its distribution and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """One plugin as ``jext.plugins()`` and ``jext list`` report it."""
+
+    name: str
+    distribution: str | None  # None for a plugin registered in code
+    version: str | None
+    status: PluginStatus
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Owned(Generic[T]):
+    """A registered item and the plugin that owns it."""
+
+    item: T
+    plugin: str
+
+
+@dataclass(slots=True)
+class _Plugin:
+    name: str
+    distribution: str | None
+    version: str | None
+    module: object = None
+    status: PluginStatus = "loaded"
+    error: str | None = None
+    hooks_run: bool = False
+
+    def label(self) -> str:
+        if self.distribution is None:
+            return f"plugin {self.name!r} (registered in code)"
+        return f"plugin {self.name!r} (distribution {self.distribution} {self.version})"
+
+
+@dataclass(slots=True)
+class _Phase:
+    hook: str
+    registrar: type[_Registrar[Any]]
+    commit: Callable[[_Plugin, list[Any]], str | None]  # returns a failure cause or None
+
+
+def close_matches(name: str, candidates: Iterable[str]) -> str:
+    """`` Did you mean 'a', 'b'?`` for the candidates close to ``name``, or an empty string."""
+    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.8)
+    return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+
+
+def _env_names(value: str | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    return frozenset(n.strip() for n in value.split(",") if n.strip())
+
+
+def _env_flag(value: str | None) -> bool:
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no")
+
+
+class Registry:
+    """Everything the loaded plugins registered; one per process (see :func:`registry`)."""
+
+    def __init__(self, *, group: str = hookspecs.PROJECT_NAME) -> None:
+        self._group = group
+        self._lock = threading.RLock()
+        self._loaded = False
+        self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self._pm.add_hookspecs(hookspecs)
+        self._plugins: dict[str, _Plugin] = {}
+        self._primitives: dict[str, Owned[Primitive[Any, Any]]] = {}
+        self._lowerings: list[PendingLowering] = []
+        self._applied_lowerings: set[int] = set()  # indices into _lowerings
+        self._rng_impls: dict[str, Owned[Any]] = {}
+        self._scipy: dict[tuple[str, str], list[Owned[Any]]] = {}
+        self._problems: list[str] = []
+        self._phases = [
+            _Phase("jext_register_primitives", PrimitiveRegistrar, self._commit_primitives),
+            _Phase("jext_register_lowerings", LoweringRegistrar, self._commit_lowerings),
+            _Phase("jext_register_rng_impls", RngImplRegistrar, self._commit_rng_impls),
+            _Phase("jext_register_scipy_wrappers", ScipyRegistrar, self._commit_scipy),
+        ]
+
+    # --- loading -----------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Discover and load plugins once; later calls return at once (thread-safe)."""
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            start = len(self._problems)
+            if not _env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD)):
+                self._import_entry_points()
+            self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
+            self._loaded = True
+            self._report(self._problems[start:])
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Register a plugin object (a module, class or instance with hook implementations).
+
+        Before loading, it joins the others; after, its hooks run at once.
+        """
+        name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        with self._lock:
+            if name in self._plugins:
+                raise PluginError(f"a plugin named {name!r} is already registered")
+            start = len(self._problems)
+            entry = self._add_plugin(name, None, None, lambda: plugin)
+            if self._loaded:
+                self._run_hooks([entry])
+            self._report(self._problems[start:])
+
+    def _import_entry_points(self) -> None:
+        only = _env_names(os.environ.get(ENV_PLUGINS))
+        blocked = _env_names(os.environ.get(ENV_DISABLE_PLUGINS)) or frozenset()
+        for ep in sorted(entry_points(group=self._group), key=lambda e: e.name):
+            dist = ep.dist
+            dist_name, version = (dist.name, dist.version) if dist is not None else ("?", "?")
+            known = self._plugins.get(ep.name)
+            if known is not None:
+                self._problems.append(
+                    f"jext plugin name {ep.name!r} is declared by distribution {dist_name} "
+                    f"{version} and by {known.distribution} {known.version}; only the "
+                    "latter is loaded"
+                )
+                continue
+            if ep.name in blocked or (only is not None and ep.name not in only):
+                why = ENV_DISABLE_PLUGINS if ep.name in blocked else ENV_PLUGINS
+                self._plugins[ep.name] = _Plugin(
+                    ep.name, dist_name, version, status="disabled", error=f"disabled by {why}"
+                )
+                continue
+            self._add_plugin(ep.name, dist_name, version, ep.load)
+
+    def _add_plugin(
+        self, name: str, dist: str | None, version: str | None, load: Callable[[], object]
+    ) -> _Plugin:
+        entry = _Plugin(name, dist, version)
+        self._plugins[name] = entry
+        try:
+            entry.module = load()
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as err:  # a plugin's import must never abort jext's
+            self._fail(entry, f"import failed: {type(err).__name__}: {err}")
+            return entry
+        try:
+            self._pm.register(entry.module, name=name)
+        except (pluggy.PluginValidationError, ValueError) as err:
+            self._fail(entry, f"invalid hook implementation: {err}")
+            return entry
+        unknown = [
+            caller.name
+            for caller in self._pm.get_hookcallers(entry.module) or []
+            if caller.spec is None
+        ]
+        if unknown:
+            self._pm.unregister(entry.module)
+            hints = "".join(close_matches(u, self._hook_names()) for u in unknown)
+            self._fail(entry, f"implements unknown hook(s) {unknown}.{hints}")
+        return entry
+
+    def _hook_names(self) -> list[str]:
+        return [p.hook for p in self._phases]
+
+    def _run_hooks(self, plugins: Sequence[_Plugin]) -> None:
+        for phase in self._phases:
+            for plugin in plugins:
+                if plugin.status != "loaded":
+                    continue
+                registrar = phase.registrar(plugin.name)
+                try:
+                    self._call(plugin, phase.hook, registrar)
+                except (KeyboardInterrupt, GeneratorExit):
+                    raise
+                except BaseException as err:  # isolate the plugin, keep the others
+                    self._fail(plugin, f"{phase.hook} raised {type(err).__name__}: {err}")
+                    continue
+                cause = phase.commit(plugin, registrar.staged())
+                if cause is not None:
+                    self._fail(plugin, f"{phase.hook}: {cause}")
+        for plugin in plugins:
+            plugin.hooks_run = True
+
+    def _call(self, plugin: _Plugin, hook: str, registrar: _Registrar[Any]) -> None:
+        for impl in getattr(self._pm.hook, hook).get_hookimpls():
+            if impl.plugin_name == plugin.name:
+                impl.function(**dict.fromkeys(impl.argnames, registrar))
+
+    def _fail(self, plugin: _Plugin, cause: str) -> None:
+        plugin.status = "error"
+        plugin.error = cause.splitlines()[0] if cause else "failed"
+        self._problems.append(f"jext {plugin.label()}: {plugin.error}")
+
+    def _report(self, problems: list[str]) -> None:
+        if not problems:
+            return
+        if _env_flag(os.environ.get(ENV_STRICT)):
+            raise PluginError("\n".join(problems))
+        for line in problems:
+            warnings.warn(line, PluginWarning, stacklevel=4)
+
+    # --- committing what a plugin registered -------------------------------------------------
+
+    def _owner_label(self, plugin: str) -> str:
+        entry = self._plugins.get(plugin)
+        return entry.label() if entry is not None else f"plugin {plugin!r}"
+
+    def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[Any, Any]]) -> str | None:
+        seen: set[str] = set()
+        for prim in staged:
+            owner = self._primitives.get(prim.name)
+            if owner is not None:
+                return (
+                    f"primitive {prim.name!r} is already registered by "
+                    f"{self._owner_label(owner.plugin)}"
+                )
+            if prim.name in seen:
+                return f"primitive {prim.name!r} registered twice"
+            seen.add(prim.name)
+        for prim in staged:
+            self._primitives[prim.name] = Owned(prim, plugin.name)
+        self._apply_lowerings()
+        return None
+
+    def _commit_lowerings(self, plugin: _Plugin, staged: list[PendingLowering]) -> str | None:
+        for low in staged:
+            owner = self._primitives.get(low.primitive)
+            if owner is not None:
+                try:
+                    owner.item.validate_lowering(low.rule, platform=low.platform, raw=low.raw)
+                except Exception as err:
+                    return str(err)
+        self._lowerings.extend(staged)
+        self._apply_lowerings()
+        return None
+
+    def _apply_lowerings(self) -> None:
+        for i, low in enumerate(self._lowerings):
+            owner = self._primitives.get(low.primitive)
+            if i not in self._applied_lowerings and owner is not None:
+                owner.item.def_lowering(low.rule, platform=low.platform, raw=low.raw)
+                self._applied_lowerings.add(i)
+
+    def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
+        for impl in staged:
+            owner = self._rng_impls.get(impl.name)
+            if owner is not None:
+                return (
+                    f"RNG implementation {impl.name!r} is already registered by "
+                    f"{self._owner_label(owner.plugin)}"
+                )
+        for impl in staged:
+            self._rng_impls[impl.name] = Owned(impl, plugin.name)
+        return None
+
+    def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
+        for wrapper in staged:
+            self._scipy.setdefault((wrapper.scope, wrapper.name), []).append(
+                Owned(wrapper, plugin.name)
+            )
+        return None
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def primitives(self) -> Mapping[str, Primitive[Any, Any]]:
+        self.load()
+        return MappingProxyType({n: o.item for n, o in sorted(self._primitives.items())})
+
+    def primitive_owners(self) -> Mapping[str, str]:
+        self.load()
+        return MappingProxyType({n: o.plugin for n, o in sorted(self._primitives.items())})
+
+    def get_primitive(self, name: str) -> Primitive[Any, Any]:
+        self.load()
+        owned = self._primitives.get(name)
+        if owned is None:
+            raise UnknownNameError(
+                f"no registered primitive is named {name!r}."
+                f"{close_matches(name, self._primitives)} See `jext list` for what is installed."
+            )
+        return owned.item
+
+    def rng_impls(self) -> Mapping[str, Owned[Any]]:
+        self.load()
+        return MappingProxyType(dict(sorted(self._rng_impls.items())))
+
+    def scipy_wrappers(self) -> Mapping[tuple[str, str], Sequence[Owned[Any]]]:
+        self.load()
+        return MappingProxyType({k: tuple(v) for k, v in sorted(self._scipy.items())})
+
+    def plugins(self) -> list[PluginInfo]:
+        self.load()
+        with self._lock:
+            notes: dict[str, list[str]] = {}
+            for i, low in enumerate(self._lowerings):
+                if i not in self._applied_lowerings:
+                    notes.setdefault(low.plugin, []).append(
+                        f"unused lowering for {low.primitive!r} on "
+                        f"{low.platform or 'every platform'}: no loaded plugin defines it"
+                    )
+            return [
+                PluginInfo(
+                    p.name,
+                    p.distribution,
+                    p.version,
+                    p.status,
+                    p.error,
+                    tuple(notes.get(p.name, ())),
+                )
+                for p in sorted(self._plugins.values(), key=lambda p: p.name)
+            ]
+
+    def problems(self) -> list[str]:
+        self.load()
+        return list(self._problems)
+
+
+_REGISTRY: Final = Registry()
+
+
+def registry() -> Registry:
+    """The process-wide registry that ``jext.primitives()`` and the CLI read."""
+    return _REGISTRY
+
+
+def load_plugins() -> None:
+    """Discover plugins through the ``jext`` entry-point group and run their hooks, once.
+
+    Idempotent and thread-safe.  A broken plugin is reported (a :class:`PluginWarning`,
+    or a :class:`jext.PluginError` with ``JEXT_STRICT=1``) and the others still load.
+    """
+    _REGISTRY.load()
+
+
+def register_plugin(plugin: object, name: str | None = None) -> None:
+    """Register a plugin in code, e.g. with ``JEXT_DISABLE_PLUGIN_AUTOLOAD=1``.
+
+    ``plugin`` is a module or object with ``@jext.hookimpl`` functions; ``name``
+    defaults to its ``__name__``.
+    """
+    _REGISTRY.register(plugin, name)
+
+
+def primitives() -> Mapping[str, Primitive[Any, Any]]:
+    """Every primitive the loaded plugins registered, by name (read-only, sorted)."""
+    return _REGISTRY.primitives()
+
+
+def get_primitive(name: str) -> Primitive[Any, Any]:
+    """The registered primitive ``name``; :class:`jext.UnknownNameError` (a KeyError) if none."""
+    return _REGISTRY.get_primitive(name)
+
+
+def plugins() -> list[PluginInfo]:
+    """Every discovered plugin: name, distribution, version, status and error, by name."""
+    return _REGISTRY.plugins()

@@ -1,0 +1,118 @@
+"""The hooks a jext plugin implements: what each receives, when it is called, and in which order.
+
+A plugin is a module that marks functions with :data:`jext.hookimpl` and is named in its
+distribution's ``[project.entry-points.jext]`` table::
+
+    # pyproject.toml
+    [project.entry-points.jext]
+    myplugin = "jext_myplugin"
+
+    # jext_myplugin/__init__.py
+    import jext
+
+    @jext.hookimpl
+    def jext_register_primitives(registry: jext.PrimitiveRegistrar) -> None:
+        registry.add(my_primitive)
+
+jext imports plugins lazily, the first time anything reads the registry
+(:func:`jext.load_plugins`, :func:`jext.primitives`, ``jext list``, ...), never at
+``import jext``.  Loading runs in phases, each over every loaded plugin in order of
+plugin name before the next phase starts:
+
+1. import every plugin module;
+2. :func:`jext_register_primitives`;
+3. :func:`jext_register_lowerings` (so a rule finds its primitive whatever plugin
+   defines it);
+4. :func:`jext_register_rng_impls`;
+5. :func:`jext_register_scipy_wrappers`.
+
+Each hook is called once per plugin with a registrar of its own, so jext knows which
+plugin registered what.  What a plugin registers in one hook is committed only if the
+hook returns normally and nothing in it is invalid or already owned by another plugin;
+otherwise none of it is, the plugin's status becomes ``error`` with a one-line reason,
+and every other plugin carries on.  Hooks return nothing; their return values are
+ignored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import pluggy
+
+if TYPE_CHECKING:
+    from jext._registrars import (
+        LoweringRegistrar,
+        PrimitiveRegistrar,
+        RngImplRegistrar,
+        ScipyRegistrar,
+    )
+
+__all__ = [
+    "PROJECT_NAME",
+    "hookimpl",
+    "hookspec",
+    "jext_register_lowerings",
+    "jext_register_primitives",
+    "jext_register_rng_impls",
+    "jext_register_scipy_wrappers",
+]
+
+PROJECT_NAME: Final = "jext"
+"""The pluggy project name and the entry-point group plugins are discovered in."""
+
+hookspec: Final = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl: Final = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marks a plugin's hook implementation: ``@jext.hookimpl``."""
+
+
+# --- primitives ----------------------------------------------------------------------------
+
+
+@hookspec
+def jext_register_primitives(registry: PrimitiveRegistrar) -> None:
+    """Register the plugin's primitives with ``registry.add(prim)``.
+
+    Called once per plugin, in phase 2, before any lowering hook.  ``prim`` is a
+    :class:`jext.Primitive` (made with :func:`jext.primitive`); its name must not be
+    registered by another plugin.  Define the primitive at module level (import
+    time) and only register it here.
+    """
+
+
+@hookspec
+def jext_register_lowerings(registry: LoweringRegistrar) -> None:
+    """Add platform lowering rules to primitives, usually ones another package defines.
+
+    ``registry.add_lowering(name, rule, platform=...)`` with ``platform`` one of
+    ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"gpu"``, ``"tpu"`` or None; ``rule`` as for
+    :meth:`jext.Primitive.def_lowering` (``raw=True`` for an MLIR rule).  Called in
+    phase 3, after every plugin's primitives are registered.  A rule for a primitive
+    no loaded plugin defines is kept as *unused*: ``jext list`` shows it as a note and
+    the plugin stays ``loaded``; it is applied if that primitive is registered later.
+    """
+
+
+# --- random number generators ------------------------------------------------------------
+
+
+@hookspec
+def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
+    """Register typed-key PRNG implementations with ``registry.add(impl)``.
+
+    Called in phase 4.  ``impl`` is a :class:`jext.random.RngImpl`; its name (namespaced
+    ``"<lib>.<rng>"``) becomes usable as ``jext.random.key(seed, impl=name)``.
+    """
+
+
+# --- SciPy wrappers ----------------------------------------------------------------------
+
+
+@hookspec
+def jext_register_scipy_wrappers(registry: ScipyRegistrar) -> None:
+    """Register JAX versions of SciPy functions with ``registry.add(wrapper)``.
+
+    Called in phase 5.  ``wrapper`` is a :class:`jext.scipy.ScipyWrapper` naming its
+    scope (``"special"``, ``"stats"``, ...), its name there and the SciPy function it
+    mirrors; it becomes ``jext.scipy.<scope>.<name>``.
+    """

@@ -1,0 +1,193 @@
+"""Throwaway plugin distributions, built and installed for real with pip into a target folder.
+
+Each entry is one distribution with one module and one ``jext`` entry point.  Tests put the
+target folder on ``sys.path`` (or ``PYTHONPATH`` for a subprocess), so discovery goes through
+real ``.dist-info`` entry points, exactly as for a ``pip install jext-myplugin``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Package:
+    dist: str  # distribution name
+    entry_point: str  # plugin name
+    module: str
+    source: str
+
+
+def _pkg(dist: str, source: str) -> Package:
+    module = dist.replace("-", "_")
+    return Package(dist, dist.removeprefix("jext-"), module, textwrap.dedent(source))
+
+
+GOOD = _pkg(
+    "jext-fault-good",
+    """
+    import jax.numpy as jnp
+    import jext
+
+    IMPORTS = []
+    IMPORTS.append(1)  # counts module executions: a plugin must be imported once
+
+    @jext.primitive("faultgood.double")
+    def double(x, /):
+        return 2 * x
+
+    @jext.hookimpl
+    def jext_register_primitives(registry):
+        registry.add(double)
+    """,
+)
+
+# The fault catalog: one distribution per way a plugin can break.
+FAULTS: dict[str, tuple[Package, str]] = {
+    "import_error": (
+        _pkg("jext-fault-import", "import jext\nraise ImportError('needs libfoo 2.0')\n"),
+        "import failed: ImportError: needs libfoo 2.0",
+    ),
+    "exit_at_import": (
+        _pkg("jext-fault-exit", "import sys\nsys.exit(3)\n"),
+        "import failed: SystemExit: 3",
+    ),
+    "hook_raises": (
+        _pkg(
+            "jext-fault-raises",
+            """
+            import jext
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                raise RuntimeError("database unreachable")
+            """,
+        ),
+        "jext_register_primitives raised RuntimeError: database unreachable",
+    ),
+    "invalid_registration": (
+        _pkg(
+            "jext-fault-invalid",
+            """
+            import jext
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                registry.add("example.softplus")
+            """,
+        ),
+        "which is not a jext.Primitive",
+    ),
+    "duplicate_name": (
+        _pkg(
+            "jext-fault-reregister",
+            """
+            import jext
+            from jext_fault_good import double
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                registry.add(double)  # jext-fault-good owns it: plugins load by name
+            """,
+        ),
+        "primitive 'faultgood.double' is already registered by plugin 'fault-good' "
+        "(distribution jext-fault-good 0.1.0)",
+    ),
+    "misspelled_hook": (
+        _pkg(
+            "jext-fault-misspelled",
+            """
+            import jext
+
+            @jext.hookimpl
+            def jext_register_primitive(registry):
+                pass
+            """,
+        ),
+        "implements unknown hook(s) ['jext_register_primitive']. Did you mean "
+        "'jext_register_primitives'",
+    ),
+    "wrong_hook_signature": (
+        _pkg(
+            "jext-fault-signature",
+            """
+            import jext
+
+            @jext.hookimpl
+            def jext_register_primitives(registry, extra):
+                pass
+            """,
+        ),
+        "invalid hook implementation",
+    ),
+    "bad_lowering_platform": (
+        _pkg(
+            "jext-fault-platform",
+            """
+            import jext
+
+            @jext.hookimpl
+            def jext_register_lowerings(registry):
+                registry.add_lowering("faultgood.double", lambda x: x, platform="metal")
+            """,
+        ),
+        "unknown platform 'metal'",
+    ),
+}
+
+UNUSED_LOWERING = _pkg(
+    "jext-fault-unused",
+    """
+    import jext
+
+    @jext.hookimpl
+    def jext_register_lowerings(registry):
+        registry.add_lowering("nobody.defines_this", lambda x: x, platform="tpu")
+    """,
+)
+
+ALL = [GOOD, UNUSED_LOWERING, *(pkg for pkg, _ in FAULTS.values())]
+
+
+def build_and_install(packages: list[Package], root: Path) -> Path:
+    """Write the packages under ``root/src`` and pip-install them all into ``root/site``."""
+    site = root / "site"
+    paths = []
+    for pkg in packages:
+        src = root / "src" / pkg.dist
+        src.mkdir(parents=True)
+        (src / f"{pkg.module}.py").write_text(pkg.source)
+        (src / "pyproject.toml").write_text(
+            textwrap.dedent(
+                f"""
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "{pkg.dist}"
+                version = "0.1.0"
+
+                [project.entry-points.jext]
+                {pkg.entry_point} = "{pkg.module}"
+
+                [tool.setuptools]
+                py-modules = ["{pkg.module}"]
+                """
+            )
+        )
+        paths.append(str(src))
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+            "--no-build-isolation", "--no-index", "--disable-pip-version-check",
+            "--target", str(site), *paths,
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return site
