@@ -22,6 +22,7 @@ from jext._registry import plugins as plugins
 from jext._registry import primitives as primitives
 from jext._registry import register_plugin as register_plugin
 from jext.hookspecs import hookimpl as hookimpl
+from jext.primitives import Example as Example
 from jext.primitives import LinearOperand as LinearOperand
 from jext.primitives import Primitive as Primitive
 from jext.primitives import SymbolicZero as SymbolicZero
@@ -32,6 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DefinitionError",
     "DuplicateNameError",
+    "Example",
     "JextError",
     "LinearOperand",
     "LoweringError",

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from jext._errors import JextError
 from jext._registry import Registry, registry
 
 __all__ = ["listing", "main"]
@@ -123,6 +124,47 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from jext.testing._api import run_checks
+    from jext.testing._checks import PRIMITIVE_CHECKS
+    from jext.testing._report import CheckResult, format_table
+
+    err = sys.stderr
+
+    def progress(name: str, result: CheckResult) -> None:
+        # Progress goes to stderr so that --json output stays one clean object.
+        print(f"  {name}: {result.check} {result.status}", file=err, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # broken plugins are reported as failures below
+        try:
+            reports = run_checks(
+                args.names or None,
+                checks=args.checks,
+                platforms=args.platforms,
+                progress=None if args.quiet else progress,
+            )
+        except JextError as exc:
+            print(f"jext check: {exc}", file=err)
+            return 2
+    if args.json:
+        json.dump(
+            {"ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]},
+            out,
+            indent=2,
+        )
+        print(file=out)
+    else:
+        print(format_table(reports, args.checks or PRIMITIVE_CHECKS), file=out)
+        failed = sum(1 for r in reports if not r.ok)
+        print(f"\n{len(reports) - failed} passed, {failed} failed", file=out)
+    return 0 if all(r.ok for r in reports) else 1
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jext", description="Inspect and check the jext plugins installed here."
@@ -131,6 +173,19 @@ def _parser() -> argparse.ArgumentParser:
     p_list = sub.add_parser("list", help="list plugins, primitives, RNG impls and SciPy wrappers")
     p_list.add_argument("--json", action="store_true", help="print one JSON object")
     p_list.set_defaults(run=_cmd_list)
+    p_check = sub.add_parser(
+        "check", help="check every registered rule: JVPs, transposes, batching, lowerings..."
+    )
+    p_check.add_argument(
+        "names", nargs="*", metavar="NAME", help="primitives to check (default: all)"
+    )
+    p_check.add_argument("--json", action="store_true", help="print a machine-readable report")
+    p_check.add_argument("--checks", type=_csv, help="comma-separated checks to run (default: all)")
+    p_check.add_argument(
+        "--platforms", type=_csv, help="comma-separated platforms to lower for (default: all)"
+    )
+    p_check.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p_check.set_defaults(run=_cmd_check)
     return parser
 
 

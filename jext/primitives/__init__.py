@@ -1,5 +1,6 @@
 """Defining JAX primitives from reference implementations: ``jext.primitive`` and its rules."""
 
+from jext.primitives._example import Example as Example
 from jext.primitives._markers import LinearOperand as LinearOperand
 from jext.primitives._markers import SymbolicZero as SymbolicZero
 from jext.primitives._primitive import Primitive as Primitive
@@ -7,6 +8,7 @@ from jext.primitives._primitive import defined_primitives as defined_primitives
 from jext.primitives._primitive import primitive as primitive
 
 __all__ = [
+    "Example",
     "LinearOperand",
     "Primitive",
     "SymbolicZero",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, Literal, ParamSpec, TypeVar, final, overload
 
@@ -21,6 +21,7 @@ from jext._errors import (
     RuleError,
     TransposeError,
 )
+from jext.primitives._example import Example
 from jext.primitives._markers import LinearOperand, SymbolicZero
 from jext.primitives._signature import (
     RESERVED_PARAM_PREFIX,
@@ -51,6 +52,8 @@ _VALID_PLATFORMS: Final = frozenset({"cpu", "cuda", "rocm", "gpu", "tpu"})
 _SCALAR_TYPES: Final = (bool, int, float, complex, np.ndarray, np.generic, jax.Array)
 _EAGER_ARRAY_TYPES: Final = frozenset({type(np.zeros(())), type(jnp.zeros(()))})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
+
+ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
 
 RuleSource = Literal["default", "custom", "none"]
 """Where a rule comes from: derived from the reference, written by the author, or absent."""
@@ -223,6 +226,8 @@ class Primitive(Generic[P, R]):
         self._jvp_rule: _Rule | None = None
         self._jvp_symbolic_zeros = False
         self._transpose_rule: _Rule | None = None
+        self._linear_in: tuple[int, ...] | None = None
+        self._examples: Callable[[], Iterable[Example]] | None = None
         self._batching_rule: _Rule | None = None
         self._batching_kind: Literal["default", "custom", "elementwise", "leading_axis"] = "default"
         self._lowerings: dict[str | None, _Lowering] = {}
@@ -552,15 +557,44 @@ class Primitive(Generic[P, R]):
 
     # --- transposition --------------------------------------------------------------------
 
-    def def_transpose(self, rule: TransposeRule) -> TransposeRule:
+    @overload
+    def def_transpose(
+        self, rule: TransposeRule, *, linear_in: Sequence[int] | None = None
+    ) -> TransposeRule: ...
+    @overload
+    def def_transpose(
+        self, *, linear_in: Sequence[int] | None = None
+    ) -> Callable[[TransposeRule], TransposeRule]: ...
+    def def_transpose(
+        self, rule: TransposeRule | None = None, *, linear_in: Sequence[int] | None = None
+    ) -> TransposeRule | Callable[[TransposeRule], TransposeRule]:
         """Use ``rule(cotangents, *operands, **params) -> tuple`` to transpose.
 
         Operands the primitive is linear in arrive as :class:`jext.LinearOperand`; the rule
-        returns one cotangent per operand (``None`` for the others).
+        returns one cotangent per operand (``None`` for the others).  ``linear_in`` lists
+        the indices of the operands the primitive is linear in (default: every operand);
+        ``jext check`` runs its adjoint test for those.
         """
+        if rule is None:
+            return functools.partial(self.def_transpose, linear_in=linear_in)
         n = self._n_operands()
+        if linear_in is not None and n is not None and any(not 0 <= i < n for i in linear_in):
+            raise DefinitionError(
+                f"transpose rule of primitive {self._name!r}: linear_in={tuple(linear_in)} "
+                f"names an operand it does not have (it has {n})"
+            )
         self._transpose_rule = self._rule("transpose", rule, None if n is None else n + 1)
+        self._linear_in = None if linear_in is None else tuple(linear_in)
         return rule
+
+    @property
+    def linear_in(self) -> tuple[int, ...] | None:
+        """Indices of the operands the transpose rule solves for; None: all, or no rule."""
+        return self._linear_in
+
+    @property
+    def has_transpose(self) -> bool:
+        return self._transpose_rule is not None
 
     def _transpose_flat(self, cts: Sequence[Any], *args: Any, **bind_params: Any) -> list[Any]:
         in_tree, params = self._split(bind_params, len(args))
@@ -863,6 +897,34 @@ class Primitive(Generic[P, R]):
             if low is not None:
                 out[platform] = low.label
         return out
+
+    # --- examples ------------------------------------------------------------------------
+
+    def def_examples(self, factory: ExamplesFactory) -> ExamplesFactory:
+        """Declare example inputs: ``factory() -> iterable of jext.Example``.
+
+        ``jext check`` and :mod:`jext.testing` run their checks on these.  The factory is
+        called only when checks run, so building arrays in it costs nothing at import.
+        """
+        if not callable(factory):
+            raise DefinitionError(
+                f"primitive {self._name!r}: def_examples takes a function returning "
+                f"jext.Example objects, got {factory!r}"
+            )
+        self._examples = factory
+        return factory
+
+    def examples(self) -> list[Example]:
+        """The declared examples (empty when none were declared)."""
+        if self._examples is None:
+            return []
+        examples = list(self._examples())
+        for ex in examples:
+            if not isinstance(ex, Example):
+                raise DefinitionError(
+                    f"examples of primitive {self._name!r} must be jext.Example objects, got {ex!r}"
+                )
+        return examples
 
     # --- introspection -------------------------------------------------------------------
 

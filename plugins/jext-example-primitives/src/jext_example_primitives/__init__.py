@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 import jext
@@ -36,6 +39,11 @@ def _softplus_jvp(
 
 
 softplus.def_batching_elementwise()
+
+
+@softplus.def_examples
+def _softplus_examples() -> Iterator[jext.Example]:
+    yield jext.Example(np.linspace(-3.0, 3.0, 7, dtype=np.float32), beta=2.0)
 
 
 # --- a linear op: JVP through itself, transpose, batching -----------------------------------
@@ -69,6 +77,11 @@ def _cumsum_batching(args: tuple[jax.Array], dims: tuple[int | None]) -> tuple[j
     return cumsum(jnp.moveaxis(x, d, 0)), 0
 
 
+@cumsum.def_examples
+def _cumsum_examples() -> Iterator[jext.Example]:
+    yield jext.Example(np.arange(6, dtype=np.float32).reshape(2, 3) / 4)
+
+
 # --- a pytree operand, several results -------------------------------------------------------
 
 
@@ -77,6 +90,13 @@ def polar(point: dict[str, jax.Array], /) -> dict[str, jax.Array]:
     """Cartesian ``{"x", "y"}`` to polar ``{"r", "theta"}`` coordinates."""
     x, y = point["x"], point["y"]
     return {"r": jnp.hypot(x, y), "theta": jnp.arctan2(y, x)}
+
+
+@polar.def_examples
+def _polar_examples() -> Iterator[jext.Example]:
+    yield jext.Example(
+        {"x": np.array([1.0, -2.0, 0.5], np.float32), "y": np.array([0.5, 1.0, -3.0], np.float32)}
+    )
 
 
 # --- different lowerings for cpu and for gpu/tpu ----------------------------------------------
@@ -91,7 +111,7 @@ def rms_norm(x: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
 @rms_norm.def_lowering(platform="cpu")
 def _rms_norm_cpu(x: jax.Array, *, eps: float) -> jax.Array:
     # Accumulate in float32 whatever the input dtype: CPUs have no fast low-precision sums.
-    x32 = x.astype(jnp.float32)
+    x32 = x.astype(jnp.promote_types(x.dtype, jnp.float32))
     ms = jnp.mean(x32 * x32, axis=-1, keepdims=True)
     return (x32 * lax.rsqrt(ms + eps)).astype(x.dtype)
 
@@ -105,6 +125,11 @@ def _rms_norm_accelerator(x: jax.Array, *, eps: float) -> jax.Array:
 
 
 rms_norm.def_batching_leading_axis()
+
+
+@rms_norm.def_examples
+def _rms_norm_examples() -> Iterator[jext.Example]:
+    yield jext.Example(np.array([[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], np.float32), eps=1e-6)
 
 
 @jext.hookimpl

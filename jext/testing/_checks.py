@@ -1,0 +1,563 @@
+"""The conformance checks run on each primitive, each able to fail on the fault it targets."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import tree_util
+
+from jext._errors import LoweringError, TransposeError
+from jext.lowering import ALL_PLATFORMS
+from jext.lowering import export as export_for
+from jext.primitives import Example, Primitive
+from jext.testing._report import CheckResult, PrimitiveReport
+
+__all__ = ["PRIMITIVE_CHECKS", "check_report"]
+
+PRIMITIVE_CHECKS: Final = (
+    "abstract_eval",
+    "jit",
+    "jvp",
+    "transpose",
+    "batching",
+    "lowering",
+    "higher_order",
+)
+"""Every check run on a primitive, in the order they run."""
+
+# Agreement between two computations of the same values (jit vs eager, vmap vs loop),
+# (rtol, atol) by dtype kind and precision.
+_SAME: Final = {
+    np.dtype(jnp.bfloat16): (2e-2, 2e-2),
+    np.dtype(np.float16): (2e-3, 2e-3),
+    np.dtype(np.float32): (2e-5, 1e-6),
+    np.dtype(np.complex64): (2e-5, 1e-6),
+    np.dtype(np.float64): (1e-12, 1e-14),
+    np.dtype(np.complex128): (1e-12, 1e-14),
+}
+# Agreement with central finite differences: (step, rtol, atol) by precision.
+_FD: Final = {
+    np.dtype(np.float32): (1e-3, 2e-2, 2e-3),
+    np.dtype(np.float64): (1e-6, 1e-6, 1e-8),
+}
+_BATCH: Final = 3
+
+
+class CheckFailure(Exception):
+    """A check found a fault; the message says what."""
+
+    def __init__(self, message: str, max_error: float | None = None) -> None:
+        super().__init__(message)
+        self.max_error = max_error
+
+
+class CheckSkipped(Exception):
+    """A check does not apply (no rule to check, no examples, an unsupported dtype)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """One example, flattened: the call the checks vary."""
+
+    prim: Primitive[Any, Any]
+    example: Example
+    notes: list[str] = field(default_factory=list)  # said in the report even when passing
+
+    @property
+    def leaves(self) -> list[Any]:
+        return list(tree_util.tree_leaves(self.example.operands))
+
+    @property
+    def tree(self) -> Any:
+        return tree_util.tree_structure(self.example.operands)
+
+    def call_flat(self, *leaves: Any) -> Any:
+        operands = tree_util.tree_unflatten(self.tree, leaves)
+        return self.prim(*operands, **self.example.params)
+
+    def inexact(self) -> list[int]:
+        return [i for i, x in enumerate(self.leaves) if _is_inexact(x)]
+
+
+def _is_inexact(x: Any) -> bool:
+    return bool(jnp.issubdtype(jnp.result_type(x), jnp.inexact))
+
+
+def _rng(*key: object) -> np.random.Generator:
+    # Deterministic per primitive and purpose, so a failure reproduces.
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def _random_like(rng: np.random.Generator, x: Any) -> Any:
+    shape, dtype = np.shape(x), np.dtype(jnp.result_type(x))
+    values = rng.standard_normal(shape)
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        values = values + 1j * rng.standard_normal(shape)
+    return jnp.asarray(values, dtype=dtype)
+
+
+def _tolerance(dtype: Any, table: dict[np.dtype[Any], tuple[float, float]]) -> tuple[float, float]:
+    dtype = np.dtype(dtype)
+    if dtype in table:
+        return table[dtype]
+    return (0.0, 0.0) if not jnp.issubdtype(dtype, jnp.inexact) else (1e-5, 1e-6)
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    return bool(a == b)
+
+
+def _compare(
+    got: Any, want: Any, what: str, *, tol: Callable[[Any], tuple[float, float]] | None = None
+) -> float:
+    """Largest error between two pytrees of arrays; CheckFailure if they disagree."""
+    got_leaves, got_tree = tree_util.tree_flatten(got)
+    want_leaves, want_tree = tree_util.tree_flatten(want)
+    if not _same_tree(got_tree, want_tree):
+        raise CheckFailure(f"{what}: structure {got_tree} differs from {want_tree}")
+    worst = 0.0
+    for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
+        g_arr, w_arr = np.asarray(g), np.asarray(w)
+        if g_arr.shape != w_arr.shape:
+            raise CheckFailure(
+                f"{what}: result {i} has shape {g_arr.shape}, expected {w_arr.shape}"
+            )
+        rtol, atol = (tol or (lambda d: _tolerance(d, _SAME)))(w_arr.dtype)
+        g64 = g_arr.astype(np.complex128 if np.iscomplexobj(g_arr) else np.float64)
+        w64 = w_arr.astype(np.complex128 if np.iscomplexobj(w_arr) else np.float64)
+        both_nan = np.isnan(g64) & np.isnan(w64)
+        same_inf = np.isinf(w64) & (g64 == w64)
+        err = np.where(both_nan | same_inf, 0.0, np.abs(g64 - w64))
+        err = np.nan_to_num(err, nan=np.inf)
+        if err.size:
+            worst = max(worst, float(err.max()))
+        bad = err > atol + rtol * np.abs(np.nan_to_num(w64))
+        if bad.any():
+            j = np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), bad.shape)
+            raise CheckFailure(
+                f"{what}: result {i} differs at index {tuple(int(k) for k in j)}: got "
+                f"{g_arr[j]!r}, expected {w_arr[j]!r} (rtol {rtol:g}, atol {atol:g})",
+                worst,
+            )
+    return worst
+
+
+@contextmanager
+def _x64() -> Iterator[None]:
+    with jax.enable_x64(True):
+        yield
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    if not _is_inexact(x):
+        return x
+    complex_ = jnp.issubdtype(jnp.result_type(x), jnp.complexfloating)
+    target = jnp.result_type(dtype, jnp.complex64) if complex_ else dtype
+    return jnp.asarray(x, dtype=target)
+
+
+# --- the checks ------------------------------------------------------------------------------
+
+
+def check_abstract_eval(case: _Case) -> float | None:
+    """The implementation's shapes, dtypes and weak types equal the abstract evaluation's."""
+    expected = jax.eval_shape(case.call_flat, *case.leaves)
+    actual = case.call_flat(*case.leaves)
+    exp_leaves, exp_tree = tree_util.tree_flatten(expected)
+    act_leaves, act_tree = tree_util.tree_flatten(actual)
+    if not _same_tree(exp_tree, act_tree):
+        raise CheckFailure(f"abstract eval gives structure {exp_tree}, the impl {act_tree}")
+    for i, (e, a) in enumerate(zip(exp_leaves, act_leaves, strict=True)):
+        a_type = jax.typeof(a)
+        got = (tuple(a_type.shape), np.dtype(a_type.dtype), bool(a_type.weak_type))
+        want = (tuple(e.shape), np.dtype(e.dtype), bool(e.weak_type))
+        if got != want:
+            raise CheckFailure(
+                f"result {i}: abstract eval gives {_fmt_aval(want)}, the impl returns "
+                f"{_fmt_aval(got)}"
+            )
+    return None
+
+
+def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
+    return f"{t[1]}{list(t[0])}" + (" (weak)" if t[2] else "")
+
+
+def check_jit(case: _Case) -> float | None:
+    """Jitted equals eager."""
+    eager = case.call_flat(*case.leaves)
+    jitted = jax.jit(case.call_flat)(*case.leaves)
+    return _compare(jitted, eager, "jit vs eager")
+
+
+def check_jvp(case: _Case) -> float | None:
+    """The JVP agrees with central finite differences, in float32 and (where it runs) float64."""
+    if not case.inexact():
+        raise CheckSkipped("no floating-point operand to differentiate")
+    worst = _jvp_at(case, np.float32)
+    with _x64():
+        try:
+            return max(worst, _jvp_at(case, np.float64))
+        except CheckFailure:
+            raise
+        except Exception as err:  # a primitive may not support float64: checked in float32
+            case.notes.append(f"float64 not checked: it raised {type(err).__name__}")
+            return worst
+
+
+def _jvp_at(case: _Case, dtype: Any) -> float:
+    leaves = [_cast(x, dtype) for x in case.leaves]
+    active = case.inexact()
+    rng = _rng(case.prim.name, "jvp", np.dtype(dtype).name)
+    direction = tuple(_random_like(rng, leaves[i]) for i in active)
+    eps, rtol, atol = _FD[np.dtype(dtype)]
+
+    def in_active(*xs: Any) -> Any:
+        full = list(leaves)
+        for i, x in zip(active, xs, strict=True):
+            full[i] = x
+        return case.call_flat(*full)
+
+    def jvp_and_fd(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+        out, tangent = jax.jvp(in_active, primals, tangents)
+        plus = in_active(*(p + eps * t for p, t in zip(primals, tangents, strict=True)))
+        minus = in_active(*(p - eps * t for p, t in zip(primals, tangents, strict=True)))
+        fd = jax.tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
+        # Integer results have no derivative: compare zeros with zeros there.
+        keep = lambda t, y: t if _is_inexact(y) else jnp.zeros(jnp.shape(y))  # noqa: E731
+        return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out)
+
+    primals = tuple(leaves[i] for i in active)
+    tangent, fd = jax.jit(jvp_and_fd)(primals, direction)
+    scale = max([1.0, *(float(np.max(np.abs(v), initial=0.0)) for v in tree_util.tree_leaves(fd))])
+    return _compare(
+        tangent,
+        fd,
+        f"jvp vs finite differences in {np.dtype(dtype).name}",
+        tol=lambda _: (rtol, atol * scale),
+    )
+
+
+def check_transpose(case: _Case) -> float | None:
+    """The transpose is the adjoint (dot-product test); reverse mode agrees with forward mode."""
+    active = case.inexact()
+    if not active:
+        raise CheckSkipped("no floating-point operand to differentiate")
+    worst = 0.0
+    ran: list[str] = []
+    if case.prim.has_transpose:
+        worst = max(worst, _adjoint_test(case))
+        ran.append("adjoint")
+    try:
+        worst = max(worst, _jacrev_vs_jacfwd(case))
+        ran.append("jacrev")
+    except TransposeError:
+        if not ran:
+            raise CheckSkipped(
+                "no transpose rule, and reverse mode needs one (its JVP applies the primitive "
+                "to tangents)"
+            ) from None
+    return worst
+
+
+def _adjoint_test(case: _Case) -> float:
+    operands = case.example.operands
+    linear = case.prim.linear_in
+    indices = range(len(operands)) if linear is None else linear
+    rng = _rng(case.prim.name, "transpose")
+    worst = 0.0
+    tested = 0
+    for i in indices:
+        if not all(_is_inexact(x) for x in tree_util.tree_leaves(operands[i])):
+            continue
+
+        def f_i(x: Any, i: int = i) -> Any:
+            full = list(operands)
+            full[i] = x
+            return case.prim(*full, **case.example.params)
+
+        x = operands[i]
+        y = f_i(x)
+        ct = jax.tree.map(lambda v: _random_like(rng, v), y)
+        (x_ct,) = jax.jit(jax.linear_transpose(f_i, x))(ct)
+        lhs = _vdot(ct, y)
+        rhs = _vdot(x_ct, x)
+        err = abs(lhs - rhs)
+        worst = max(worst, err)
+        rtol = _tolerance(jnp.result_type(*tree_util.tree_leaves(y)), _SAME)[0] * 10
+        if err > rtol * (abs(lhs) + abs(rhs)) + 1e-6:
+            raise CheckFailure(
+                f"transpose of operand {i} is not the adjoint: <ct, f(x)> = {lhs:.6g} but "
+                f"<f^T(ct), x> = {rhs:.6g}",
+                err,
+            )
+        tested += 1
+    if not tested:
+        raise CheckSkipped("no floating-point linear operand")
+    return worst
+
+
+def _vdot(a: Any, b: Any) -> float:
+    total = 0.0
+    for u, v in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b), strict=True):
+        total += float(np.real(np.vdot(np.asarray(u, np.complex128), np.asarray(v, np.complex128))))
+    return total
+
+
+def _jacrev_vs_jacfwd(case: _Case) -> float:
+    leaves = case.leaves
+    active = case.inexact()
+
+    def real_out(*xs: Any) -> Any:
+        full = list(leaves)
+        for i, x in zip(active, xs, strict=True):
+            full[i] = x
+        out = case.call_flat(*full)
+        # Only floating-point results have derivatives; complex ones split into parts.
+        return [
+            jnp.real(o) if jnp.iscomplexobj(o) else o
+            for o in tree_util.tree_leaves(out)
+            if _is_inexact(o)
+        ]
+
+    if any(jnp.iscomplexobj(leaves[i]) for i in active):
+        raise CheckSkipped("jacrev vs jacfwd needs real operands")
+    argnums = tuple(range(len(active)))
+    args = [leaves[i] for i in active]
+    fwd = jax.jit(jax.jacfwd(real_out, argnums=argnums))(*args)
+    rev = jax.jit(jax.jacrev(real_out, argnums=argnums))(*args)
+    return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
+
+
+def check_batching(case: _Case) -> float | None:
+    """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
+    leaves = [np.asarray(x) if not isinstance(x, jax.Array) else x for x in case.leaves]
+    rng = _rng(case.prim.name, "batching")
+    configs: list[tuple[str, list[int | None]]] = [
+        ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
+        ("negative axes", [-1 - int(rng.integers(0, np.ndim(x) + 1)) for x in leaves]),
+        ("all at axis 0", [0] * len(leaves)),
+        ("none batched", [None] * len(leaves)),
+    ]
+    if len(leaves) > 1:
+        configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
+    inputs = [
+        [_stack(rng, x, a, _BATCH) for x, a in zip(leaves, axes, strict=True)]
+        for _, axes in configs
+    ]
+    # Nested: an outer batch of 2 over an inner batch of 3 at random axes.
+    inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
+    nested = [
+        _stack(rng, _stack(rng, x, a, _BATCH), 0, 2) for x, a in zip(leaves, inner, strict=True)
+    ]
+
+    def all_vmaps(inputs: list[list[Any]], nested: list[Any]) -> tuple[list[Any], Any]:
+        outs = [
+            jax.vmap(case.call_flat, in_axes=tuple(axes), axis_size=_BATCH)(*args)
+            for (_, axes), args in zip(configs, inputs, strict=True)
+        ]
+        return outs, jax.vmap(jax.vmap(case.call_flat, in_axes=tuple(inner)))(*nested)
+
+    got, got_nested = jax.jit(all_vmaps)(inputs, nested)
+    worst = 0.0
+    for (label, axes), args, out in zip(configs, inputs, got, strict=True):
+        want = _loop(case.call_flat, args, axes, _BATCH)
+        worst = max(worst, _compare(out, want, f"vmap ({label}, in_axes={tuple(axes)}) vs a loop"))
+    want_nested = _loop(
+        lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * len(leaves), 2
+    )
+    return max(
+        worst,
+        _compare(got_nested, want_nested, f"nested vmap (inner in_axes={tuple(inner)}) vs a loop"),
+    )
+
+
+def _random_axis(rng: np.random.Generator, x: Any, *, allow_none: bool) -> int | None:
+    if allow_none and rng.random() < 0.3:
+        return None
+    ndim = np.ndim(x)
+    axis = int(rng.integers(0, ndim + 1))
+    return axis - (ndim + 1) if rng.random() < 0.5 else axis
+
+
+def _stack(rng: np.random.Generator, x: Any, axis: int | None, size: int) -> Any:
+    """``size`` copies of ``x`` (perturbed if floating) stacked along ``axis``, in NumPy."""
+    if axis is None:
+        return x
+    x = np.asarray(x)
+    copies = [x]
+    for _ in range(size - 1):
+        copies.append(x + np.asarray(0.1 * _random_like(rng, x), x.dtype) if _is_inexact(x) else x)
+    return np.stack(copies, axis=axis)
+
+
+def _loop(
+    f: Callable[..., Any], batched: Sequence[Any], axes: Sequence[int | None], size: int
+) -> Any:
+    """``f`` applied example by example (eagerly), results stacked along axis 0."""
+    outs = []
+    for b in range(size):
+        args = [
+            x if a is None else np.take(np.asarray(x), b, axis=a)
+            for x, a in zip(batched, axes, strict=True)
+        ]
+        outs.append(f(*args))
+    return jax.tree.map(lambda *ys: np.stack([np.asarray(y) for y in ys]), *outs)
+
+
+def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
+    """The function exports for every platform; the CPU export's values equal eager."""
+    try:
+        exported = export_for(case.call_flat, *case.leaves, platforms=platforms)
+    except Exception:
+        exported = None
+    missing: dict[str, str] = {}
+    if exported is None:  # find out which platforms fail, one at a time
+        for platform in platforms:
+            try:
+                export_for(case.call_flat, *case.leaves, platforms=[platform])
+            except LoweringError as err:
+                missing[platform] = str(err)
+            except Exception as err:
+                missing[platform] = f"{type(err).__name__}: {_first_line(err)}"
+        if missing:
+            detail = "; ".join(f"{p}: {m}" for p, m in missing.items())
+            raise CheckFailure(f"no lowering for {sorted(missing)} ({detail})")
+        exported = export_for(case.call_flat, *case.leaves, platforms=platforms)
+    if "cpu" not in platforms:
+        return None
+    eager = case.call_flat(*case.leaves)
+    got = tree_util.tree_unflatten(
+        tree_util.tree_structure(eager), tree_util.tree_leaves(exported.call(*case.leaves))
+    )
+    return _compare(got, eager, "CPU export vs eager")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def check_higher_order(case: _Case) -> float | None:
+    """``grad`` of ``grad`` agrees with finite differences of ``grad``; ``vmap`` of ``grad`` with
+    a loop."""
+    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
+    if not active:
+        raise CheckSkipped("no real floating-point operand to differentiate")
+    i = active[0]
+    try:
+        with _x64():
+            return _higher_order_at(case, i, np.float64)
+    except (TransposeError, CheckFailure):
+        raise
+    except Exception as err:  # float64 unsupported: float32 with its looser tolerance
+        case.notes.append(f"checked in float32: float64 raised {type(err).__name__}")
+        return _higher_order_at(case, i, np.float32)
+
+
+def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
+    leaves = [_cast(x, dtype) for x in case.leaves]
+    eps, rtol, atol = _FD[np.dtype(dtype)]
+    rng = _rng(case.prim.name, "higher_order")
+    x = leaves[i]
+    v = _random_like(rng, x)
+    stacked = jnp.asarray(_stack(rng, x, 0, _BATCH))
+
+    def scalar(x: Any) -> Any:
+        full = list(leaves)
+        full[i] = x
+        outs = [o for o in tree_util.tree_leaves(case.call_flat(*full)) if _is_inexact(o)]
+        return sum(jnp.sum(jnp.real(o)) for o in outs)
+
+    grad = jax.grad(scalar)
+
+    def everything(x: Any, v: Any, stacked: Any) -> tuple[Any, Any, Any, Any]:
+        _, hvp = jax.jvp(grad, (x,), (v,))
+        fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+        looped = jnp.stack([grad(stacked[b]) for b in range(_BATCH)])
+        return hvp, fd, jax.vmap(grad)(stacked), looped
+
+    hvp, fd, vmapped, looped = jax.jit(everything)(x, v, stacked)
+    scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
+    worst = _compare(
+        hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
+    )
+    return max(worst, _compare(vmapped, looped, "vmap of grad vs a loop"))
+
+
+_RUNNERS: Final[dict[str, Callable[..., float | None]]] = {
+    "abstract_eval": check_abstract_eval,
+    "jit": check_jit,
+    "jvp": check_jvp,
+    "transpose": check_transpose,
+    "batching": check_batching,
+    "lowering": check_lowering,
+    "higher_order": check_higher_order,
+}
+
+
+def run_check(
+    prim: Primitive[Any, Any],
+    check: str,
+    examples: Sequence[Example],
+    *,
+    platforms: Sequence[str] = ALL_PLATFORMS,
+) -> CheckResult:
+    """Run one named check over every example; a raised error is a failure, not a crash."""
+    if not examples:
+        return CheckResult(check, "skip", "the primitive declares no examples (def_examples)")
+    runner = _RUNNERS[check]
+    extra = (platforms,) if check == "lowering" else ()
+    worst: float | None = None
+    skipped: list[str] = []
+    notes: list[str] = []
+    for n, example in enumerate(examples):
+        case = _Case(prim, example, notes)
+        try:
+            err = runner(case, *extra)
+        except CheckSkipped as why:
+            skipped.append(str(why))
+            continue
+        except CheckFailure as failure:
+            where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
+            return CheckResult(check, "fail", f"{failure}{where}", failure.max_error)
+        except Exception as err_:
+            return CheckResult(
+                check, "fail", f"raised {type(err_).__name__}: {_first_line(err_)}", None
+            )
+        if err is not None:
+            worst = err if worst is None else max(worst, err)
+    if len(skipped) == len(examples):
+        return CheckResult(check, "skip", skipped[0])
+    return CheckResult(check, "pass", "; ".join(dict.fromkeys(notes)), worst)
+
+
+def check_report(
+    prim: Primitive[Any, Any],
+    *,
+    checks: Sequence[str] = PRIMITIVE_CHECKS,
+    platforms: Sequence[str] = ALL_PLATFORMS,
+    plugin: str | None = None,
+    progress: Callable[[str, CheckResult], None] | None = None,
+) -> PrimitiveReport:
+    """Run ``checks`` on ``prim`` and collect the results (never raises for a failed check)."""
+    try:
+        examples = prim.examples()
+    except Exception as err:
+        result = CheckResult("examples", "fail", f"raised {type(err).__name__}: {_first_line(err)}")
+        return PrimitiveReport(prim.name, "primitive", (result,), plugin)
+    results = []
+    for check in checks:
+        result = run_check(prim, check, examples, platforms=platforms)
+        if progress is not None:
+            progress(prim.name, result)
+        results.append(result)
+    details = {"platforms": prim.lowering_platforms(), "rules": prim.rule_sources()}
+    return PrimitiveReport(prim.name, "primitive", tuple(results), plugin, details)

@@ -1,0 +1,89 @@
+"""Check results and reports: what each check found, readable and as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["CheckResult", "CheckStatus", "PrimitiveReport", "format_table"]
+
+CheckStatus = Literal["pass", "fail", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The outcome of one named check: pass, fail or skip, why, and the largest error seen."""
+
+    check: str
+    status: CheckStatus
+    message: str = ""
+    max_error: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "max_error": self.max_error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PrimitiveReport:
+    """Every check run on one primitive (or RNG implementation, or SciPy wrapper)."""
+
+    name: str
+    kind: str  # "primitive", "rng", "scipy"
+    results: tuple[CheckResult, ...]
+    plugin: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [r for r in self.results if r.status == "fail"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def format(self) -> str:
+        """A readable multi-line report, as an AssertionError shows it."""
+        lines = [f"{self.kind} {self.name}" + (f" (plugin {self.plugin})" if self.plugin else "")]
+        for r in self.results:
+            err = f" [max error {r.max_error:.3g}]" if r.max_error is not None else ""
+            lines.append(f"  {r.status.upper():4s}  {r.check}{err}: {r.message}".rstrip(": "))
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "plugin": self.plugin,
+            "ok": self.ok,
+            "checks": {r.check: r.to_json() for r in self.results},
+            **({"details": dict(self.details)} if self.details else {}),
+        }
+
+
+def format_table(reports: Sequence[PrimitiveReport], checks: Sequence[str]) -> str:
+    """One row per report, one column per check, then the failures spelled out."""
+    marks = {"pass": "ok", "fail": "FAIL", "skip": "-"}
+    header = ["name", *checks]
+    rows = []
+    for rep in reports:
+        by_check = {r.check: r.status for r in rep.results}
+        rows.append([rep.name, *(marks[by_check[c]] if c in by_check else "" for c in checks)])
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+    out = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, ["-" * w for w in widths], *rows]
+    ]
+    failures = [
+        f"{rep.name} {r.check}: {r.message}"
+        for rep in reports
+        for r in rep.results
+        if r.status == "fail"
+    ]
+    if failures:
+        out += ["", "Failures:", *(f"  {f}" for f in failures)]
+    return "\n".join(out)
