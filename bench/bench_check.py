@@ -1,0 +1,77 @@
+"""How long ``jext check`` takes for one primitive with every check (goal: at most 3 s on 2 cores).
+
+Run: ``python bench/bench_check.py``.  Prints, side by side in one process run:
+
+1. the in-process time of every check on a freshly defined primitive (fresh, so that no
+   JAX cache from an earlier repetition helps), median of 5;
+2. the wall time of the command ``jext check example.softplus`` in a subprocess (Python
+   start-up, ``import jax`` and plugin loading included), median of 5.
+
+Each is printed with its ratio to the 3 s goal.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from itertools import count
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+import jext
+from jext.testing._checks import PRIMITIVE_CHECKS, check_report
+
+GOAL_S = 3.0
+REPS = 5
+_fresh = count()
+
+
+def fresh_primitive() -> jext.Primitive[Any, Any]:
+    @jext.primitive(f"bench.softplus{next(_fresh)}")
+    def softplus(x: Any, /, *, beta: float = 1.0) -> Any:
+        return jnp.logaddexp(beta * x, 0.0) / beta
+
+    softplus.def_examples(lambda: [jext.Example(np.linspace(-3, 3, 7, dtype=np.float32), beta=2.0)])
+    return softplus
+
+
+def time_in_process() -> float:
+    prim = fresh_primitive()
+    start = time.perf_counter()
+    report = check_report(prim, checks=PRIMITIVE_CHECKS)
+    elapsed = time.perf_counter() - start
+    assert report.ok, report.format()
+    return elapsed
+
+
+def time_command() -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "jext", "check", "example.softplus", "-q"],
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    time_in_process()  # warm JAX's own start-up (backend, first compilations)
+    inproc, command = [], []
+    for _ in range(REPS):  # interleaved, so machine load hits both alike
+        inproc.append(time_in_process())
+        command.append(time_command())
+    for label, times in [("every check, in process", inproc), ("`jext check` command", command)]:
+        med = statistics.median(times)
+        verdict = "GOAL MET" if med <= GOAL_S else "GOAL MISSED"
+        print(
+            f"{label:26s} median {med:5.2f} s (min {min(times):.2f}, max {max(times):.2f}); "
+            f"{med / GOAL_S:.2f}x the {GOAL_S:.0f} s goal: {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()
