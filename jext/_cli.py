@@ -129,8 +129,7 @@ def _csv(value: str) -> list[str]:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from jext.testing._api import run_checks
-    from jext.testing._checks import PRIMITIVE_CHECKS
+    from jext.testing._api import KIND_CHECKS, run_checks
     from jext.testing._report import CheckResult, format_table
 
     err = sys.stderr
@@ -159,7 +158,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         )
         print(file=out)
     else:
-        print(format_table(reports, args.checks or PRIMITIVE_CHECKS), file=out)
+        print(format_table(reports, KIND_CHECKS), file=out)
         failed = sum(1 for r in reports if not r.ok)
         print(f"\n{len(reports) - failed} passed, {failed} failed", file=out)
     return 0 if all(r.ok for r in reports) else 1

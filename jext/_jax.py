@@ -8,10 +8,11 @@ Tested against jax 0.10.x.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
+import jax.extend.random
 import numpy as np
 from jax._src import core as _core
 from jax._src.interpreters import mlir as _mlir
@@ -128,6 +129,28 @@ def export(
     """``jax.export.export`` of ``fn`` (jitted here unless it already is) at ``specs``."""
     jitted = fn if isinstance(fn, jax.stages.Wrapped) else jax.jit(fn)
     return jax.export.export(jitted, platforms=tuple(platforms))(*specs)
+
+
+def define_prng_impl(
+    *,
+    key_shape: tuple[int, ...],
+    seed: Callable[[jax.Array], jax.Array],
+    split: Callable[[jax.Array, tuple[int, ...]], jax.Array],
+    random_bits: Callable[[jax.Array, int, tuple[int, ...]], jax.Array],
+    fold_in: Callable[[jax.Array, jax.Array], jax.Array],
+    name: str,
+    tag: str,
+) -> Hashable:
+    """``jax.extend.random.define_prng_impl``; JAX hands ``fold_in`` a uint32 array."""
+    return jax.extend.random.define_prng_impl(
+        key_shape=key_shape,
+        seed=seed,
+        split=split,
+        random_bits=random_bits,
+        fold_in=fold_in,  # type: ignore[arg-type]
+        name=name,
+        tag=tag,
+    )
 
 
 def call_exported(exported: jax.export.Exported, *args: Any) -> Any:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, final
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, final
 
 from jext._errors import RegistrationError
 from jext.primitives._primitive import Primitive, check_platform
 from jext.typing import Platform
+
+if TYPE_CHECKING:
+    from jext.random._impl import RngImpl
 
 __all__ = [
     "LoweringRegistrar",
@@ -19,13 +22,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class NamedRngImpl(Protocol):
-    """What the RNG registry needs of an impl (``jext.random.RngImpl`` satisfies it)."""
-
-    @property
-    def name(self) -> str: ...
 
 
 class ScopedWrapper(Protocol):
@@ -109,15 +105,19 @@ class LoweringRegistrar(_Registrar[PendingLowering]):
 
 
 @final
-class RngImplRegistrar(_Registrar[Any]):
+class RngImplRegistrar(_Registrar["RngImpl"]):
     """Handed to ``jext_register_rng_impls``: ``registry.add(impl)``."""
 
     __slots__ = ()
 
-    def add(self, impl: NamedRngImpl) -> None:
-        """Register a PRNG implementation under ``impl.name``."""
-        if not isinstance(getattr(impl, "name", None), str):
-            raise self._refuse(f"{impl!r}, which is not an RNG implementation (it has no name)")
+    def add(self, impl: RngImpl) -> None:
+        """Register ``impl`` (a :class:`jext.random.RngImpl`) under its name."""
+        from jext.random._impl import RngImpl  # jext.random imports the registry
+
+        if not isinstance(impl, RngImpl):
+            raise self._refuse(
+                f"{impl!r} ({type(impl).__name__}), which is not a jext.random.RngImpl"
+            )
         self._staged.append(impl)
 
 

@@ -179,7 +179,7 @@ def test_cli_check_json_reports_installed_examples(capsys: pytest.CaptureFixture
 
 def test_cli_check_exit_code_and_unknown_names(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["check", "example.nope", "-q"]) == 2
-    assert "no registered primitive is named 'example.nope'" in capsys.readouterr().err
+    assert "nothing registered is named 'example.nope'" in capsys.readouterr().err
     assert cli_main(["check", "--checks", "bogus", "-q"]) == 2
 
 

@@ -11,8 +11,12 @@ from jext.lowering import ALL_PLATFORMS
 from jext.primitives import Primitive
 from jext.testing._checks import PRIMITIVE_CHECKS, check_report
 from jext.testing._report import CheckResult, PrimitiveReport
+from jext.testing._rng_checks import RNG_CHECKS, rng_report
 
-__all__ = ["check_primitive", "run_checks", "validate_names"]
+#: The checks of each kind of registered item, in the order they run.
+KIND_CHECKS: dict[str, tuple[str, ...]] = {"primitive": PRIMITIVE_CHECKS, "rng": RNG_CHECKS}
+
+__all__ = ["KIND_CHECKS", "check_primitive", "run_checks", "validate_names"]
 
 
 def validate_names(given: Sequence[str] | None, known: Sequence[str], what: str) -> list[str]:
@@ -61,32 +65,51 @@ def run_checks(
     progress: Callable[[str, CheckResult], None] | None = None,
     reg: Registry | None = None,
 ) -> list[PrimitiveReport]:
-    """Check the registered primitives (all, or ``names``); a broken plugin is a failed report."""
+    """Check what is registered (all, or ``names``): primitives and RNG implementations.
+
+    A broken plugin is a failed report of kind ``plugin``.  ``checks`` may mix the
+    checks of every kind; each item runs the ones that apply to it.
+    """
     reg = reg or registry()
-    checks = validate_names(checks, PRIMITIVE_CHECKS, "check")
+    everything = list(dict.fromkeys(c for cs in KIND_CHECKS.values() for c in cs))
+    chosen = validate_names(checks, everything, "check")
     platforms = validate_names(platforms, ALL_PLATFORMS, "platform")
     owners = reg.primitive_owners()
-    selected = list(owners) if not names else [reg.get_primitive(n).name for n in names]
+    rngs = reg.rng_impls()
+    if names:
+        known = [*owners, *rngs]
+        for name in names:
+            if name not in known:
+                raise UnknownNameError(
+                    f"nothing registered is named {name!r}.{close_matches(name, known)} "
+                    "See `jext list`."
+                )
+    wanted = set(names or [*owners, *rngs])
     reports: list[PrimitiveReport] = []
     if not names:
         reports += [
             PrimitiveReport(
-                p.name,
-                "plugin",
-                (CheckResult("load", "fail", p.error or "failed"),),
-                p.name,
+                p.name, "plugin", (CheckResult("load", "fail", p.error or "failed"),), p.name
             )
             for p in reg.plugins()
             if p.status == "error"
         ]
-    for name in selected:
-        reports.append(
-            check_report(
-                reg.get_primitive(name),
-                checks=checks,
-                platforms=platforms,
-                plugin=owners[name],
-                progress=progress,
+    prim_checks = [c for c in chosen if c in PRIMITIVE_CHECKS]
+    for name, plugin in owners.items():
+        if name in wanted and prim_checks:
+            reports.append(
+                check_report(
+                    reg.get_primitive(name),
+                    checks=prim_checks,
+                    platforms=platforms,
+                    plugin=plugin,
+                    progress=progress,
+                )
             )
-        )
+    rng_checks = [c for c in chosen if c in RNG_CHECKS]
+    for name, owned in rngs.items():
+        if name in wanted and rng_checks:
+            reports.append(
+                rng_report(owned.item, checks=rng_checks, plugin=owned.plugin, progress=progress)
+            )
     return reports

@@ -65,19 +65,26 @@ class PrimitiveReport:
         }
 
 
-def format_table(reports: Sequence[PrimitiveReport], checks: Sequence[str]) -> str:
-    """One row per report, one column per check, then the failures spelled out."""
+def format_table(reports: Sequence[PrimitiveReport], checks: Mapping[str, Sequence[str]]) -> str:
+    """A table per kind (one row per report, one column per check), then the failures."""
     marks = {"pass": "ok", "fail": "FAIL", "skip": "-"}
-    header = ["name", *checks]
-    rows = []
-    for rep in reports:
-        by_check = {r.check: r.status for r in rep.results}
-        rows.append([rep.name, *(marks[by_check[c]] if c in by_check else "" for c in checks)])
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
-    out = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, ["-" * w for w in widths], *rows]
-    ]
+    out: list[str] = []
+    for kind in dict.fromkeys(r.kind for r in reports):
+        of_kind = [r for r in reports if r.kind == kind]
+        order = checks.get(kind, ())
+        present = {x.check for r in of_kind for x in r.results}
+        columns = [c for c in order if c in present] + sorted(present - set(order))
+        header = [kind, *columns]
+        rows = []
+        for rep in of_kind:
+            by_check = {r.check: r.status for r in rep.results}
+            rows.append([rep.name, *(marks[by_check[c]] if c in by_check else "" for c in columns)])
+        widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+        out += [
+            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in [header, ["-" * w for w in widths], *rows]
+        ]
+        out.append("")
     failures = [
         f"{rep.name} {r.check}: {r.message}"
         for rep in reports
@@ -85,5 +92,5 @@ def format_table(reports: Sequence[PrimitiveReport], checks: Sequence[str]) -> s
         if r.status == "fail"
     ]
     if failures:
-        out += ["", "Failures:", *(f"  {f}" for f in failures)]
-    return "\n".join(out)
+        out += ["Failures:", *(f"  {f}" for f in failures)]
+    return "\n".join(out).rstrip()

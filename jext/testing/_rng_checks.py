@@ -1,0 +1,253 @@
+"""Conformance checks for registered RNG implementations: JAX's conventions, statistics, vectors."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Final
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jext.random._impl import RngImpl
+from jext.testing._checks import CheckFailure, CheckSkipped, _first_line
+from jext.testing._report import CheckResult, PrimitiveReport
+
+__all__ = ["RNG_CHECKS", "rng_report", "run_rng_check"]
+
+RNG_CHECKS: Final = (
+    "conventions",
+    "determinism",
+    "distinct_keys",
+    "moments",
+    "chi_square",
+    "known_answers",
+    "byte_stream",
+)
+"""Every check run on an RNG implementation, in the order they run."""
+
+_SAMPLES: Final = 1 << 16
+# Statistical tests fail a correct generator with probability about 1e-6 each, and the
+# inputs are fixed, so a pass is reproducible.
+_Z: Final = 4.9
+
+
+def _key(impl: RngImpl, seed: int = 0) -> jax.Array:
+    return jax.random.key(seed, impl=impl.jax_impl)
+
+
+def _data(keys: jax.Array) -> np.ndarray[Any, Any]:
+    return np.asarray(jax.random.key_data(keys))
+
+
+def check_conventions(impl: RngImpl) -> None:
+    """uint32 key data; split[i] == fold_in(i); jit, vmap over keys, scan; every distribution."""
+    key = _key(impl, 42)
+    data = _data(key)
+    if data.dtype != np.uint32 or data.shape != impl.key_shape:
+        raise CheckFailure(
+            f"key data is {data.dtype}{list(data.shape)}, expected uint32{list(impl.key_shape)}"
+        )
+    split = _data(jax.random.split(key, 4))
+    for i in range(4):
+        folded = _data(jax.random.fold_in(key, i))
+        if not np.array_equal(split[i], folded):
+            raise CheckFailure(f"split(key, 4)[{i}] differs from fold_in(key, {i})")
+    eager = np.asarray(jax.random.bits(key, (8,)))
+    if not np.array_equal(np.asarray(jax.jit(lambda k: jax.random.bits(k, (8,)))(key)), eager):
+        raise CheckFailure("bits under jit differ from eager bits")
+    keys = jax.random.split(key, 3)
+    vmapped = np.asarray(jax.vmap(lambda k: jax.random.bits(k, (4,)))(keys))
+    looped = np.stack([np.asarray(jax.random.bits(k, (4,))) for k in keys])
+    if not np.array_equal(vmapped, looped):
+        raise CheckFailure("bits under vmap over keys differ from a loop over the keys")
+
+    def step(k: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
+        k, sub = jax.random.split(k)
+        return k, jax.random.bits(sub, (2,))
+
+    _, scanned = jax.lax.scan(step, key, None, length=3)
+    k, want = key, []
+    for _ in range(3):
+        k, sub = jax.random.split(k)
+        want.append(np.asarray(jax.random.bits(sub, (2,))))
+    if not np.array_equal(np.asarray(scanned), np.stack(want)):
+        raise CheckFailure("bits under lax.scan differ from a Python loop")
+    _every_distribution(key)
+    for width in (8, 16, 32):
+        _bits_of_width(key, width)
+    with jax.enable_x64(True):
+        _bits_of_width(_key(impl, 42), 64)
+
+
+def _bits_of_width(key: jax.Array, width: int) -> None:
+    dtype = np.dtype(f"uint{width}")
+    out = jax.random.bits(key, (3, 5), dtype)
+    if out.dtype != dtype or out.shape != (3, 5):
+        raise CheckFailure(f"bits of width {width} gave {out.dtype}{list(out.shape)}")
+
+
+def _every_distribution(key: jax.Array) -> None:
+    ks = jax.random.split(key, 10)
+    samplers: dict[str, Callable[[], jax.Array]] = {
+        "uniform": lambda: jax.random.uniform(ks[0], (16,)),
+        "normal": lambda: jax.random.normal(ks[1], (16,)),
+        "randint": lambda: jax.random.randint(ks[2], (16,), 0, 10),
+        "bernoulli": lambda: jax.random.bernoulli(ks[3], 0.3, (16,)),
+        "permutation": lambda: jax.random.permutation(ks[4], 16),
+        "gamma": lambda: jax.random.gamma(ks[5], 2.0, (16,)),
+        "choice": lambda: jax.random.choice(ks[6], 16, (4,), replace=False),
+        "categorical": lambda: jax.random.categorical(ks[7], jnp.zeros(5), shape=(16,)),
+        "truncated_normal": lambda: jax.random.truncated_normal(ks[8], -1.0, 1.0, (16,)),
+        "exponential": lambda: jax.random.exponential(ks[9], (16,)),
+    }
+    outs = jax.jit(lambda: {n: s() for n, s in samplers.items()})()
+    for name, out in outs.items():
+        if not np.all(np.isfinite(np.asarray(out, np.float64))):
+            raise CheckFailure(f"jax.random.{name} gave non-finite values")
+    if sorted(np.asarray(outs["permutation"]).tolist()) != list(range(16)):
+        raise CheckFailure("jax.random.permutation is not a permutation")
+
+
+def check_determinism(impl: RngImpl) -> None:
+    """The same key gives the same bits, again and under jit; keys from equal seeds agree."""
+    a = np.asarray(jax.random.bits(_key(impl, 7), (64,)))
+    b = np.asarray(jax.random.bits(_key(impl, 7), (64,)))
+    c = np.asarray(jax.jit(lambda k: jax.random.bits(k, (64,)))(_key(impl, 7)))
+    if not (np.array_equal(a, b) and np.array_equal(a, c)):
+        raise CheckFailure("the same key gave different bits")
+    if np.array_equal(a, np.asarray(jax.random.bits(_key(impl, 8), (64,)))):
+        raise CheckFailure("seeds 7 and 8 gave the same bits")
+
+
+def check_distinct_keys(impl: RngImpl) -> None:
+    """Split and fold_in give distinct keys, distinct from the parent, with distinct streams."""
+    key = _key(impl, 3)
+    children = [_data(k) for k in jax.random.split(key, 16)]
+    children += [_data(jax.random.fold_in(key, i)) for i in range(16, 32)]
+    children.append(_data(key))
+    unique = {c.tobytes() for c in children}
+    if len(unique) != len(children):
+        raise CheckFailure(f"split/fold_in gave {len(children) - len(unique)} repeated keys")
+    streams = {np.asarray(jax.random.bits(k, (4,))).tobytes() for k in jax.random.split(key, 16)}
+    streams.add(np.asarray(jax.random.bits(key, (4,))).tobytes())
+    if len(streams) != 17:
+        raise CheckFailure("distinct keys gave identical bits")
+
+
+def check_moments(impl: RngImpl) -> None:
+    """Uniform and normal samples have the right mean and variance (5 sigma)."""
+    k1, k2 = jax.random.split(_key(impl, 11))
+    n = _SAMPLES
+    u = np.asarray(jax.random.uniform(k1, (n,)), np.float64)
+    z = np.asarray(jax.random.normal(k2, (n,)), np.float64)
+    tests = [
+        ("uniform mean", u.mean(), 0.5, math.sqrt(1 / 12 / n)),
+        ("uniform variance", u.var(), 1 / 12, math.sqrt(1 / 180 / n)),
+        ("normal mean", z.mean(), 0.0, math.sqrt(1 / n)),
+        ("normal variance", z.var(), 1.0, math.sqrt(2 / n)),
+    ]
+    for label, got, want, sigma in tests:
+        if abs(got - want) > _Z * sigma:
+            raise CheckFailure(f"{label} is {got:.6f}, expected {want:.6f} +- {_Z * sigma:.2g}")
+
+
+def check_chi_square(impl: RngImpl) -> None:
+    """The bytes of ``bits`` are uniform: a chi-square test over 256 bins, both tails."""
+    data = np.asarray(jax.random.bits(_key(impl, 5), (_SAMPLES,), np.uint32)).view(np.uint8)
+    counts = np.bincount(data, minlength=256)
+    expected = data.size / 256
+    stat = float(((counts - expected) ** 2 / expected).sum())
+    low, high = _chi2_bounds(255)
+    if not low <= stat <= high:
+        raise CheckFailure(
+            f"chi-square of {data.size} bytes over 256 bins is {stat:.1f}, outside "
+            f"[{low:.1f}, {high:.1f}] (p ~ 1e-6 each side)"
+        )
+
+
+def _chi2_bounds(dof: int) -> tuple[float, float]:
+    # Wilson-Hilferty: (X/k)^(1/3) is close to normal with mean 1 - 2/(9k), var 2/(9k).
+    mean, sd = 1 - 2 / (9 * dof), math.sqrt(2 / (9 * dof))
+    return dof * (mean - _Z * sd) ** 3, dof * (mean + _Z * sd) ** 3
+
+
+def check_known_answers(impl: RngImpl) -> None:
+    """``random_bits`` reproduces the impl's published test vectors."""
+    if impl.known_answers is None:
+        raise CheckSkipped("the implementation declares no known-answer vectors")
+    vectors = list(impl.known_answers())
+    if not vectors:
+        raise CheckSkipped("the implementation declares no known-answer vectors")
+    for n, kat in enumerate(vectors):
+        with jax.enable_x64(kat.bit_width == 64):
+            data = np.asarray(kat.key_data, np.uint32).reshape(impl.key_shape)
+            key = jax.random.wrap_key_data(jnp.asarray(data), impl=impl.jax_impl)
+            dtype = np.dtype(f"uint{kat.bit_width}")
+            got = np.asarray(jax.random.bits(key, kat.shape, dtype)).ravel()
+        want = np.asarray(kat.expected, dtype)
+        if not np.array_equal(got, want):
+            raise CheckFailure(
+                f"vector {n} ({kat.source}): got {[hex(v) for v in got[:4]]}..., expected "
+                f"{[hex(v) for v in want[:4]]}..."
+            )
+
+
+def check_byte_stream(impl: RngImpl) -> None:
+    """Every width reads the same byte stream as little-endian words, in C order."""
+    if not impl.byte_stream:
+        raise CheckSkipped("the implementation does not declare a byte stream")
+    key = _key(impl, 9)
+    with jax.enable_x64(True):
+        stream = np.asarray(jax.random.bits(key, (96,), np.uint8))
+        for width in (16, 32, 64):
+            words = np.asarray(jax.random.bits(key, (96 * 8 // width,), np.dtype(f"uint{width}")))
+            if not np.array_equal(
+                words.astype(words.dtype.newbyteorder("<")).view(np.uint8), stream
+            ):
+                raise CheckFailure(f"width {width} does not read the width-8 byte stream")
+        grid = np.asarray(jax.random.bits(key, (4, 6), np.uint32))
+        flat = np.asarray(jax.random.bits(key, (24,), np.uint32))
+        if not np.array_equal(grid.ravel(), flat):
+            raise CheckFailure("a (4, 6) request is not the stream in C order")
+
+
+_RUNNERS: Final[dict[str, Callable[[RngImpl], None]]] = {
+    "conventions": check_conventions,
+    "determinism": check_determinism,
+    "distinct_keys": check_distinct_keys,
+    "moments": check_moments,
+    "chi_square": check_chi_square,
+    "known_answers": check_known_answers,
+    "byte_stream": check_byte_stream,
+}
+
+
+def run_rng_check(impl: RngImpl, check: str) -> CheckResult:
+    try:
+        _RUNNERS[check](impl)
+    except CheckSkipped as why:
+        return CheckResult(check, "skip", str(why))
+    except CheckFailure as failure:
+        return CheckResult(check, "fail", str(failure), failure.max_error)
+    except Exception as err:
+        return CheckResult(check, "fail", f"raised {type(err).__name__}: {_first_line(err)}")
+    return CheckResult(check, "pass")
+
+
+def rng_report(
+    impl: RngImpl,
+    *,
+    checks: tuple[str, ...] | list[str] = RNG_CHECKS,
+    plugin: str | None = None,
+    progress: Callable[[str, CheckResult], None] | None = None,
+) -> PrimitiveReport:
+    results = []
+    for check in checks:
+        result = run_rng_check(impl, check)
+        if progress is not None:
+            progress(impl.name, result)
+        results.append(result)
+    details = {"bit_exact_with": impl.bit_exact_with, "byte_stream": impl.byte_stream}
+    return PrimitiveReport(impl.name, "rng", tuple(results), plugin, details)
