@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from jext._errors import JextError
 from jext._registry import Registry, registry
+from jext.scipy._scopes import entries as scipy_entries
 
 __all__ = ["listing", "main"]
 
@@ -43,8 +44,15 @@ def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
             {"name": name, "plugin": owned.plugin} for name, owned in reg.rng_impls().items()
         ],
         "scipy": [
-            {"scope": scope, "name": name, "plugins": [o.plugin for o in owners_]}
-            for (scope, name), owners_ in reg.scipy_wrappers().items()
+            {
+                "scope": e.scope,
+                "name": e.name,
+                "status": e.status,
+                "providers": list(e.providers),
+                "mirrors": e.mirrors,
+                "note": e.note,
+            }
+            for e in scipy_entries(reg=reg)
         ],
     }
 
@@ -103,12 +111,29 @@ def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
         [[r["name"], r["plugin"]] for r in data["rng_impls"]],
         out,
     )
+    from_plugins = [s for s in data["scipy"] if s["status"] != "jax"]
     _table(
         "SciPy wrappers",
-        ["scope", "name", "plugins"],
-        [[s["scope"], s["name"], ", ".join(s["plugins"])] for s in data["scipy"]],
+        ["name", "status", "provided by", "mirrors", "note"],
+        [
+            [
+                f"jext.scipy.{s['scope']}.{s['name']}",
+                s["status"],
+                ", ".join(s["providers"]),
+                s["mirrors"] or "",
+                s["note"],
+            ]
+            for s in from_plugins
+        ],
         out,
     )
+    jax_counts: dict[str, int] = {}
+    for s in data["scipy"]:
+        if s["status"] == "jax":
+            jax_counts[s["scope"]] = jax_counts.get(s["scope"], 0) + 1
+    if jax_counts:
+        own = ", ".join(f"{n} in {scope}" for scope, n in sorted(jax_counts.items()))
+        print(f"  and jax.scipy's own functions, status jax: {own} (see --json)\n", file=out)
 
 
 def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
@@ -146,6 +171,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
                 checks=args.checks,
                 platforms=args.platforms,
                 progress=None if args.quiet else progress,
+                scipy_audit=args.scipy_audit,
             )
         except JextError as exc:
             print(f"jext check: {exc}", file=err)
@@ -182,6 +208,11 @@ def _parser() -> argparse.ArgumentParser:
     p_check.add_argument("--checks", type=_csv, help="comma-separated checks to run (default: all)")
     p_check.add_argument(
         "--platforms", type=_csv, help="comma-separated platforms to lower for (default: all)"
+    )
+    p_check.add_argument(
+        "--scipy-audit",
+        action="store_true",
+        help="hold jax.scipy's own functions to SciPy instead, and report where they disagree",
     )
     p_check.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p_check.set_defaults(run=_cmd_check)

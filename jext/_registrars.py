@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, final
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, final
 
 from jext._errors import RegistrationError
 from jext.primitives._primitive import Primitive, check_platform
@@ -12,6 +12,7 @@ from jext.typing import Platform
 
 if TYPE_CHECKING:
     from jext.random._impl import RngImpl
+    from jext.scipy._wrapper import ScipyWrapper
 
 __all__ = [
     "LoweringRegistrar",
@@ -22,16 +23,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class ScopedWrapper(Protocol):
-    """What the SciPy registry needs of a wrapper (``jext.scipy.ScipyWrapper`` satisfies it)."""
-
-    @property
-    def scope(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +113,17 @@ class RngImplRegistrar(_Registrar["RngImpl"]):
 
 
 @final
-class ScipyRegistrar(_Registrar[Any]):
+class ScipyRegistrar(_Registrar["ScipyWrapper"]):
     """Handed to ``jext_register_scipy_wrappers``: ``registry.add(wrapper)``."""
 
     __slots__ = ()
 
-    def add(self, wrapper: ScopedWrapper) -> None:
-        """Register a SciPy wrapper as ``jext.scipy.<wrapper.scope>.<wrapper.name>``."""
-        if not all(isinstance(getattr(wrapper, a, None), str) for a in ("scope", "name")):
-            raise self._refuse(f"{wrapper!r}, which is not a SciPy wrapper (scope and name)")
+    def add(self, wrapper: ScipyWrapper) -> None:
+        """Register ``wrapper`` (a :class:`jext.scipy.ScipyWrapper`) in its scope."""
+        from jext.scipy._wrapper import ScipyWrapper  # jext.scipy imports the registry
+
+        if not isinstance(wrapper, ScipyWrapper):
+            raise self._refuse(
+                f"{wrapper!r} ({type(wrapper).__name__}), which is not a jext.scipy.ScipyWrapper"
+            )
         self._staged.append(wrapper)

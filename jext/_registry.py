@@ -320,6 +320,18 @@ class Registry:
         return None
 
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
+        from jext.scipy._scopes import jax_names  # jext.scipy imports this module
+
+        for wrapper in staged:
+            if wrapper.replaces_jax is None and wrapper.name in jax_names(wrapper.scope):
+                return (
+                    f"jax.scipy.{wrapper.scope}.{wrapper.name} exists; a plugin replaces it "
+                    "only by saying why (ScipyWrapper(replaces_jax=...))"
+                )
+            if any(
+                o.plugin == plugin.name for o in self._scipy.get((wrapper.scope, wrapper.name), [])
+            ):
+                return f"jext.scipy.{wrapper.scope}.{wrapper.name} registered twice"
         for wrapper in staged:
             self._scipy.setdefault((wrapper.scope, wrapper.name), []).append(
                 Owned(wrapper, plugin.name)

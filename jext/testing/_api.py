@@ -12,9 +12,15 @@ from jext.primitives import Primitive
 from jext.testing._checks import PRIMITIVE_CHECKS, check_report
 from jext.testing._report import CheckResult, PrimitiveReport
 from jext.testing._rng_checks import RNG_CHECKS, rng_report
+from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report
 
 #: The checks of each kind of registered item, in the order they run.
-KIND_CHECKS: dict[str, tuple[str, ...]] = {"primitive": PRIMITIVE_CHECKS, "rng": RNG_CHECKS}
+KIND_CHECKS: dict[str, tuple[str, ...]] = {
+    "primitive": PRIMITIVE_CHECKS,
+    "rng": RNG_CHECKS,
+    "scipy": SCIPY_CHECKS,
+    "scipy-audit": SCIPY_CHECKS,
+}
 
 __all__ = ["KIND_CHECKS", "check_primitive", "run_checks", "validate_names"]
 
@@ -63,28 +69,44 @@ def run_checks(
     checks: Sequence[str] | None = None,
     platforms: Sequence[str] | None = None,
     progress: Callable[[str, CheckResult], None] | None = None,
+    scipy_audit: bool = False,
     reg: Registry | None = None,
 ) -> list[PrimitiveReport]:
-    """Check what is registered (all, or ``names``): primitives and RNG implementations.
+    """Check what is registered (all, or ``names``): primitives, RNG impls, SciPy wrappers.
 
     A broken plugin is a failed report of kind ``plugin``.  ``checks`` may mix the
-    checks of every kind; each item runs the ones that apply to it.
+    checks of every kind; each item runs the ones that apply to it.  With
+    ``scipy_audit=True``, ``jax.scipy``'s own functions are held to SciPy instead.
     """
     reg = reg or registry()
     everything = list(dict.fromkeys(c for cs in KIND_CHECKS.values() for c in cs))
     chosen = validate_names(checks, everything, "check")
     platforms = validate_names(platforms, ALL_PLATFORMS, "platform")
+    if scipy_audit:
+        from jext.scipy._audit import audited
+
+        scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
+        return [
+            scipy_report(w, checks=scipy_checks, kind="scipy-audit", progress=progress)
+            for w in audited()
+            if not names or w.qualified_name in names or w.name in names
+        ]
     owners = reg.primitive_owners()
     rngs = reg.rng_impls()
+    wrappers = {
+        f"jext.scipy.{scope}.{name}": owned
+        for (scope, name), owners_ in reg.scipy_wrappers().items()
+        for owned in owners_
+    }
     if names:
-        known = [*owners, *rngs]
+        known = [*owners, *rngs, *wrappers]
         for name in names:
             if name not in known:
                 raise UnknownNameError(
                     f"nothing registered is named {name!r}.{close_matches(name, known)} "
                     "See `jext list`."
                 )
-    wanted = set(names or [*owners, *rngs])
+    wanted = set(names or [*owners, *rngs, *wrappers])
     reports: list[PrimitiveReport] = []
     if not names:
         reports += [
@@ -111,5 +133,13 @@ def run_checks(
         if name in wanted and rng_checks:
             reports.append(
                 rng_report(owned.item, checks=rng_checks, plugin=owned.plugin, progress=progress)
+            )
+    scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
+    for name, owned in wrappers.items():
+        if name in wanted and scipy_checks:
+            reports.append(
+                scipy_report(
+                    owned.item, checks=scipy_checks, plugin=owned.plugin, progress=progress
+                )
             )
     return reports

@@ -1,0 +1,100 @@
+"""``jext.scipy.ScipyWrapper``: a JAX function mirroring a SciPy one, with what checks need."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, final
+
+from jext._errors import DefinitionError
+
+__all__ = ["Domain", "EdgeCase", "ScipyWrapper"]
+
+# |got - want| <= rtol * |want| + atol: the relative error with an absolute floor near zeros.
+Tolerance = tuple[float, float]
+
+DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {"float32": (5e-6, 1e-30), "float64": (1e-12, 1e-300)}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """A box of arguments the checks sample: ``bounds[i] = (low, high)`` for argument ``i``.
+
+    ``kwargs`` are passed with every sample (e.g. a branch ``k=-1``); with ``log=True`` an
+    argument whose bounds are both positive is sampled log-uniformly.
+    """
+
+    bounds: tuple[tuple[float, float], ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    log: bool = False
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class EdgeCase:
+    """One point where the wrapper must equal SciPy exactly in kind (inf, nan) and in value."""
+
+    args: tuple[float, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ScipyWrapper:
+    """A JAX-traceable function registered as ``jext.scipy.<scope>.<name>``.
+
+    **Arguments:**
+
+    - ``scope``: the SciPy module it belongs to (``"special"``, ``"stats"``, ...).
+    - ``name``: its name there.
+    - ``mirrors``: the SciPy function it mirrors, ``"scipy.special.ellipk"``.
+    - ``function``: the JAX implementation (jit-, vmap- and grad-able; a
+      :func:`jext.primitive` where it needs its own JVP or lowering).
+    - ``differentiable``: indices of the positional arguments it is differentiable in.
+    - ``dtypes``: the dtypes it supports and is checked in.
+    - ``domains``: where the checks sample arguments.
+    - ``edge_cases``: points checked beyond the automatic ones (+-0, +-inf, nan and the
+      domain boundaries).
+    - ``tolerances``: per dtype, ``(rtol, atol)``.
+    - ``oracle``: the function to compare with, when it is not SciPy's own (e.g. the real
+      part of a complex result); default: the function ``mirrors`` names.
+    - ``replaces_jax``: a plugin may provide a name ``jax.scipy`` already has only by
+      saying why here (e.g. ``"accurate to 1 ulp in the tails"``).
+    """
+
+    scope: str
+    name: str
+    mirrors: str
+    function: Callable[..., Any]
+    domains: tuple[Domain, ...]
+    differentiable: tuple[int, ...] = ()
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    edge_cases: tuple[EdgeCase, ...] = ()
+    tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    oracle: Callable[..., Any] | None = None
+    replaces_jax: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"SciPy wrapper {self.scope}.{self.name}"
+        if not (self.scope.isidentifier() and self.name.isidentifier()):
+            raise DefinitionError(f"{where}: scope and name must be Python identifiers")
+        if not self.mirrors.startswith("scipy."):
+            raise DefinitionError(
+                f"{where}: mirrors must name a SciPy function, got {self.mirrors!r}"
+            )
+        if not callable(self.function):
+            raise DefinitionError(f"{where}: function must be callable")
+        if not self.domains:
+            raise DefinitionError(f"{where}: at least one Domain is needed for the checks")
+        for dtype in self.dtypes:
+            if dtype not in self.tolerances:
+                raise DefinitionError(f"{where}: no tolerance for dtype {dtype!r}")
+
+    @property
+    def qualified_name(self) -> str:
+        return f"jext.scipy.{self.scope}.{self.name}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)

@@ -1,0 +1,11 @@
+"""``jext.scipy.linalg``: ``scipy.linalg``'s functions for JAX, from jax.scipy and from plugins."""
+
+from jext.scipy._scopes import ScipyFunction, module_dir, module_getattr
+
+
+def __getattr__(name: str) -> ScipyFunction:
+    return module_getattr("linalg", name)
+
+
+def __dir__() -> list[str]:
+    return module_dir("linalg")
