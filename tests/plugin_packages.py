@@ -124,6 +124,22 @@ FAULTS: dict[str, tuple[Package, str]] = {
         ),
         "invalid hook implementation",
     ),
+    "scipy_replaces_jax_silently": (
+        _pkg(
+            "jext-fault-scipy",
+            """
+            import jext
+            from jext.scipy import Domain, ScipyWrapper
+
+            @jext.hookimpl
+            def jext_register_scipy_wrappers(registry):
+                registry.add(ScipyWrapper(scope="special", name="erfc",
+                                          mirrors="scipy.special.erfc", function=abs,
+                                          domains=(Domain(((0.0, 1.0),)),)))
+            """,
+        ),
+        "jax.scipy.special.erfc exists; a plugin replaces it only by saying why",
+    ),
     "bad_lowering_platform": (
         _pkg(
             "jext-fault-platform",
@@ -139,6 +155,39 @@ FAULTS: dict[str, tuple[Package, str]] = {
     ),
 }
 
+SCIPY_A = _pkg(
+    "jext-scipy-a",
+    """
+    import jax.numpy as jnp
+    import jext
+    from jext.scipy import Domain, ScipyWrapper
+
+    def twice(x):
+        return 2 * x
+
+    @jext.hookimpl
+    def jext_register_scipy_wrappers(registry):
+        registry.add(ScipyWrapper(scope="special", name="twice", mirrors="scipy.special.twice",
+                                  function=twice, domains=(Domain(((0.0, 1.0),)),)))
+        registry.add(ScipyWrapper(scope="special", name="erf", mirrors="scipy.special.erf",
+                                  function=lambda x: jnp.tanh(x) * 0 + 7.0,
+                                  domains=(Domain(((0.0, 1.0),)),),
+                                  replaces_jax="returns 7, to be told apart"))
+    """,
+)
+SCIPY_B = _pkg(
+    "jext-scipy-b",
+    """
+    import jext
+    from jext.scipy import Domain, ScipyWrapper
+
+    @jext.hookimpl
+    def jext_register_scipy_wrappers(registry):
+        registry.add(ScipyWrapper(scope="special", name="twice", mirrors="scipy.special.twice",
+                                  function=lambda x: x + x, domains=(Domain(((0.0, 1.0),)),)))
+    """,
+)
+
 UNUSED_LOWERING = _pkg(
     "jext-fault-unused",
     """
@@ -150,7 +199,7 @@ UNUSED_LOWERING = _pkg(
     """,
 )
 
-ALL = [GOOD, UNUSED_LOWERING, *(pkg for pkg, _ in FAULTS.values())]
+ALL = [GOOD, UNUSED_LOWERING, SCIPY_A, SCIPY_B, *(pkg for pkg, _ in FAULTS.values())]
 
 
 def build_and_install(packages: list[Package], root: Path) -> Path:

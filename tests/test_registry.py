@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,11 +16,7 @@ import pytest
 import jext
 from jext._registry import Registry
 from tests import plugin_packages as pp
-
-
-@pytest.fixture(scope="session")
-def catalog_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pp.build_and_install(pp.ALL, tmp_path_factory.mktemp("catalog"))
+from tests.conftest import run_python
 
 
 @pytest.fixture
@@ -45,14 +38,6 @@ def load(registry: Registry) -> list[str]:
         registry.load()
     assert all(issubclass(w.category, jext.PluginWarning) for w in caught)
     return [str(w.message) for w in caught]
-
-
-def run_python(code: str, site: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("JEXT_")}
-    full_env.update(env, PYTHONPATH=os.pathsep.join([str(site), *sys.path]))
-    return subprocess.run(
-        [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, check=False
-    )
 
 
 @pytest.fixture(scope="module")
