@@ -12,12 +12,13 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
-import jax.extend.random
 import numpy as np
+
+# The objects jax.extend.core re-exports, taken from where they live: importing
+# jax.extend imports all of it (Pallas included), which would triple jext's import time.
 from jax._src import core as _core
-from jax._src.interpreters import mlir as _mlir
-from jax._src.lib import xla_client  # type: ignore[attr-defined]
-from jax.extend.core import (
+from jax._src.array import ArrayImpl
+from jax._src.core import (
     ClosedJaxpr,
     Jaxpr,
     Primitive,
@@ -25,10 +26,13 @@ from jax.extend.core import (
     jaxprs_in_params,
     primal_dtype_to_tangent_dtype,
 )
+from jax._src.interpreters import mlir as _mlir
+from jax._src.lib import xla_client  # type: ignore[attr-defined]
 from jax.interpreters import ad, batching, mlir, xla
 
 __all__ = [
     "AbstractValue",
+    "ArrayImpl",
     "ClosedJaxpr",
     "LoweringContext",
     "LoweringRule",
@@ -142,7 +146,9 @@ def define_prng_impl(
     tag: str,
 ) -> Hashable:
     """``jax.extend.random.define_prng_impl``; JAX hands ``fold_in`` a uint32 array."""
-    return jax.extend.random.define_prng_impl(
+    from jax.extend.random import define_prng_impl as define  # heavy: imported when first used
+
+    return define(
         key_shape=key_shape,
         seed=seed,
         split=split,

@@ -7,8 +7,8 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from importlib.metadata import entry_points
+from dataclasses import dataclass, field
+from importlib.metadata import Distribution, entry_points
 from types import MappingProxyType
 from typing import Any, Final, Generic, Literal, TypeVar
 
@@ -85,17 +85,29 @@ class Owned(Generic[T]):
 @dataclass(slots=True)
 class _Plugin:
     name: str
-    distribution: str | None
-    version: str | None
+    dist: Distribution | None  # None for a plugin registered in code
     module: object = None
     status: PluginStatus = "loaded"
     error: str | None = None
     hooks_run: bool = False
+    # hook name -> (function, its argument names)
+    impls: dict[str, tuple[Callable[..., object], tuple[str, ...]]] = field(default_factory=dict)
+    _dist_info: tuple[str, str] | None = None
+
+    def dist_info(self) -> tuple[str | None, str | None]:
+        """Distribution name and version, read from its METADATA once, when first needed."""
+        if self.dist is None:
+            return None, None
+        if self._dist_info is None:
+            metadata = self.dist.metadata
+            self._dist_info = (metadata["Name"], metadata["Version"])
+        return self._dist_info
 
     def label(self) -> str:
-        if self.distribution is None:
+        dist, version = self.dist_info()
+        if dist is None:
             return f"plugin {self.name!r} (registered in code)"
-        return f"plugin {self.name!r} (distribution {self.distribution} {self.version})"
+        return f"plugin {self.name!r} (distribution {dist} {version})"
 
 
 @dataclass(slots=True)
@@ -170,7 +182,7 @@ class Registry:
             if name in self._plugins:
                 raise PluginError(f"a plugin named {name!r} is already registered")
             start = len(self._problems)
-            entry = self._add_plugin(name, None, None, lambda: plugin)
+            entry = self._add_plugin(name, None, lambda: plugin)
             if self._loaded:
                 self._run_hooks([entry])
             self._report(self._problems[start:])
@@ -179,28 +191,26 @@ class Registry:
         only = _env_names(os.environ.get(ENV_PLUGINS))
         blocked = _env_names(os.environ.get(ENV_DISABLE_PLUGINS)) or frozenset()
         for ep in sorted(entry_points(group=self._group), key=lambda e: e.name):
-            dist = ep.dist
-            dist_name, version = (dist.name, dist.version) if dist is not None else ("?", "?")
             known = self._plugins.get(ep.name)
             if known is not None:
+                other = _Plugin(ep.name, ep.dist)
                 self._problems.append(
-                    f"jext plugin name {ep.name!r} is declared by distribution {dist_name} "
-                    f"{version} and by {known.distribution} {known.version}; only the "
-                    "latter is loaded"
+                    f"jext plugin name {ep.name!r} is declared by two distributions: "
+                    f"{other.label()} is ignored, {known.label()} is loaded"
                 )
                 continue
             if ep.name in blocked or (only is not None and ep.name not in only):
                 why = ENV_DISABLE_PLUGINS if ep.name in blocked else ENV_PLUGINS
                 self._plugins[ep.name] = _Plugin(
-                    ep.name, dist_name, version, status="disabled", error=f"disabled by {why}"
+                    ep.name, ep.dist, status="disabled", error=f"disabled by {why}"
                 )
                 continue
-            self._add_plugin(ep.name, dist_name, version, ep.load)
+            self._add_plugin(ep.name, ep.dist, ep.load)
 
     def _add_plugin(
-        self, name: str, dist: str | None, version: str | None, load: Callable[[], object]
+        self, name: str, dist: Distribution | None, load: Callable[[], object]
     ) -> _Plugin:
-        entry = _Plugin(name, dist, version)
+        entry = _Plugin(name, dist)
         self._plugins[name] = entry
         try:
             entry.module = load()
@@ -214,11 +224,15 @@ class Registry:
         except (pluggy.PluginValidationError, ValueError) as err:
             self._fail(entry, f"invalid hook implementation: {err}")
             return entry
-        unknown = [
-            caller.name
-            for caller in self._pm.get_hookcallers(entry.module) or []
-            if caller.spec is None
-        ]
+        unknown = []
+        for caller in self._pm.get_hookcallers(entry.module) or []:
+            if caller.spec is None:
+                unknown.append(caller.name)
+                continue
+            # Kept per plugin: finding them in pluggy's per-hook lists later is quadratic.
+            for impl in caller.get_hookimpls():
+                if impl.plugin is entry.module:
+                    entry.impls[caller.name] = (impl.function, tuple(impl.argnames))
         if unknown:
             self._pm.unregister(entry.module)
             hints = "".join(close_matches(u, self._hook_names()) for u in unknown)
@@ -248,9 +262,10 @@ class Registry:
             plugin.hooks_run = True
 
     def _call(self, plugin: _Plugin, hook: str, registrar: _Registrar[Any]) -> None:
-        for impl in getattr(self._pm.hook, hook).get_hookimpls():
-            if impl.plugin_name == plugin.name:
-                impl.function(**dict.fromkeys(impl.argnames, registrar))
+        impl = plugin.impls.get(hook)
+        if impl is not None:
+            function, argnames = impl
+            function(**dict.fromkeys(argnames, registrar))
 
     def _fail(self, plugin: _Plugin, cause: str) -> None:
         plugin.status = "error"
@@ -320,6 +335,8 @@ class Registry:
         return None
 
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
+        if not staged:
+            return None
         from jext.scipy._scopes import jax_names  # jext.scipy imports this module
 
         for wrapper in staged:
@@ -377,14 +394,7 @@ class Registry:
                         f"{low.platform or 'every platform'}: no loaded plugin defines it"
                     )
             return [
-                PluginInfo(
-                    p.name,
-                    p.distribution,
-                    p.version,
-                    p.status,
-                    p.error,
-                    tuple(notes.get(p.name, ())),
-                )
+                PluginInfo(p.name, *p.dist_info(), p.status, p.error, tuple(notes.get(p.name, ())))
                 for p in sorted(self._plugins.values(), key=lambda p: p.name)
             ]
 

@@ -50,7 +50,7 @@ TREE_PARAM: Final = RESERVED_PARAM_PREFIX + "operand_tree"
 _GPU_PLATFORMS: Final = ("cuda", "rocm")
 _VALID_PLATFORMS: Final = frozenset({"cpu", "cuda", "rocm", "gpu", "tpu"})
 _SCALAR_TYPES: Final = (bool, int, float, complex, np.ndarray, np.generic, jax.Array)
-_EAGER_ARRAY_TYPES: Final = frozenset({type(np.zeros(())), type(jnp.zeros(()))})
+_EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
 
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
@@ -246,8 +246,13 @@ class Primitive(Generic[P, R]):
         _jax.register_jvp(self._jax, self._jvp_flat)
         _jax.register_transpose(self._jax, self._transpose_flat)
         _jax.register_batching(self._jax, self._batch_flat)
-        for platform in (*_jax.PLATFORMS, None):
-            _jax.register_lowering(self._jax, functools.partial(self._lower, platform), platform)
+        # One dispatcher for every platform while the reference lowers everywhere; one per
+        # platform once platforms differ (registering five per primitive up front would
+        # slow down importing plugins that define many).
+        self._per_platform = False
+        _jax.register_lowering(self._jax, functools.partial(self._lower, None), None)
+        if reference_platforms != frozenset((*_jax.PLATFORMS, None)):
+            self._register_per_platform()
         _claim_name(self)
 
     # --- identity ------------------------------------------------------------------------
@@ -813,8 +818,17 @@ class Primitive(Generic[P, R]):
             return functools.partial(self.def_lowering, platform=platform, raw=raw)
         self.validate_lowering(rule, platform=platform, raw=raw)
         self._calls.clear()  # eager calls compiled with the old rule
+        self._register_per_platform()
         self._lowerings[platform] = self._make_lowering(platform, rule, raw=raw, is_reference=False)
         return rule
+
+    def _register_per_platform(self) -> None:
+        if not self._per_platform:
+            for platform in _jax.PLATFORMS:
+                _jax.register_lowering(
+                    self._jax, functools.partial(self._lower, platform), platform
+                )
+            self._per_platform = True
 
     def validate_lowering(
         self, rule: Callable[..., Any], *, platform: str | None = None, raw: bool = False
@@ -826,6 +840,17 @@ class Primitive(Generic[P, R]):
     def _make_lowering(
         self, platform: str | None, fn: Callable[..., Any], *, raw: bool, is_reference: bool
     ) -> _Lowering:
+        if is_reference:
+
+            def reference_rule(ctx: Any, *values: Any, **bind_params: Any) -> Sequence[Any]:
+                # Lower the cached trace directly: no retrace, and the same module a
+                # hand-written primitive lowering the reference gives.
+                in_tree, params = self._split(bind_params, len(values))
+                closed, _ = self._trace(in_tree, _jax.avals_in(ctx), params)
+                return _jax.lower_jaxpr(ctx, closed, *values)
+
+            return _Lowering(platform, fn, reference_rule, raw=False, is_reference=True)
+
         arity = rule_arity(
             self._name, "lowering", fn, positional=None, param_names=self._signature.param_names
         )
@@ -838,17 +863,6 @@ class Primitive(Generic[P, R]):
                 return result
 
             return _Lowering(platform, fn, raw_rule, raw=True, is_reference=False)
-
-        if is_reference:
-
-            def reference_rule(ctx: Any, *values: Any, **bind_params: Any) -> Sequence[Any]:
-                # Lower the cached trace directly: no retrace, and the same module a
-                # hand-written primitive lowering the reference gives.
-                in_tree, params = self._split(bind_params, len(values))
-                closed, _ = self._trace(in_tree, _jax.avals_in(ctx), params)
-                return _jax.lower_jaxpr(ctx, closed, *values)
-
-            return _Lowering(platform, fn, reference_rule, raw=False, is_reference=True)
 
         def traceable(*flat: Any, **bind_params: Any) -> list[Any]:
             in_tree, params = self._split(bind_params, len(flat))

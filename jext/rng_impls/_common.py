@@ -1,0 +1,354 @@
+"""Shared machinery of the counter-based RNGs: uint32-pair arithmetic, streams, key derivation.
+
+Every implementation here is a block function ``block(prepared_key, counter) -> words`` over
+uint32 word arrays (one array per word, vectorised over blocks).  :class:`CounterRng` turns
+such a block function into a JAX PRNG implementation whose key data is ``key words ++
+counter words`` and whose ``random_bits`` stream is the blocks at ``counter, counter + 1,
+...`` read word by word.  64-bit quantities are ``(low, high)`` pairs of uint32 arrays so that
+everything works without ``jax_enable_x64``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.random import define_prng_impl
+from jax.typing import ArrayLike
+
+Array = jax.Array
+Words = tuple[Array, ...]
+Pair = tuple[Array, Array]
+Shape = tuple[int, ...]
+BlockFn = Callable[[Words, Words], Words]
+
+U32 = np.uint32
+MASK32 = 0xFFFFFFFF
+_ZERO = U32(0)
+
+# Stream chunk size, in uint32 words.  Long streams are generated chunk by chunk under
+# lax.scan so the per-word intermediates stay in cache instead of being written out whole.
+_CHUNK_WORDS = 1 << 17
+
+# Key-derivation domain tweaks, XORed into the parent key (the SHA-256 initial hash words and
+# their complements): the parent's own stream uses the untweaked key, so derived keys never
+# reuse its output blocks.
+_DIGEST_TWEAK = (
+    0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A,
+    0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19,
+)  # fmt: skip
+_CHILD_TWEAK = tuple(w ^ MASK32 for w in _DIGEST_TWEAK)
+
+
+# --- integers <-> uint32 words -----------------------------------------------------------
+
+
+def int_to_words(value: int, count: int, *, what: str = "value") -> np.ndarray:
+    """Little-endian uint32 words of a non-negative ``value`` that must fit in ``count`` words."""
+    if value < 0 or value >> (32 * count):
+        raise ValueError(f"{what} must be in [0, 2**{32 * count}), got {value}")
+    return np.array([(value >> (32 * i)) & MASK32 for i in range(count)], dtype=U32)
+
+
+def words_to_int(words: ArrayLike) -> int:
+    """The non-negative integer whose little-endian uint32 words are ``words``."""
+    return sum(int(w) << (32 * i) for i, w in enumerate(np.asarray(words, dtype=U32).ravel()))
+
+
+# --- uint32 / uint32-pair arithmetic ---------------------------------------------------------
+
+
+def carry_of(total: Array, addend: ArrayLike) -> Array:
+    """1 where ``total = x + addend`` wrapped around 2**32, else 0."""
+    return (total < addend).astype(U32)
+
+
+def add64(a: Pair, b: tuple[ArrayLike, ArrayLike]) -> Pair:
+    """64-bit addition (mod 2**64) of (low, high) uint32 pairs."""
+    lo = a[0] + b[0]
+    return lo, a[1] + b[1] + carry_of(lo, b[0])
+
+
+def xor64(a: Pair, b: tuple[ArrayLike, ArrayLike]) -> Pair:
+    """64-bit exclusive or of (low, high) uint32 pairs."""
+    return a[0] ^ b[0], a[1] ^ b[1]
+
+
+def rotl64(a: Pair, r: int) -> Pair:
+    """64-bit left rotation of a (low, high) pair by a constant ``r``."""
+    lo, hi = a
+    r %= 64
+    if r >= 32:
+        lo, hi, r = hi, lo, r - 32
+    if r == 0:
+        return lo, hi
+    return (lo << U32(r)) | (hi >> U32(32 - r)), (hi << U32(r)) | (lo >> U32(32 - r))
+
+
+def rotl32(x: Array, r: int) -> Array:
+    """32-bit left rotation by a constant ``r`` (0 < r < 32)."""
+    return (x << U32(r)) | (x >> U32(32 - r))
+
+
+def mulhilo64(a: Pair, m: int) -> tuple[Pair, Pair]:
+    """The 128-bit product of a (low, high) pair and the 64-bit constant ``m``: (low, high).
+
+    Built from four 32x32->64 products (``*`` for the low halves, ``lax.mulhi`` for the high
+    halves) and explicit carries, since 64-bit integers may be unavailable.
+    """
+    a0, a1 = a
+    m0, m1 = U32(m & MASK32), U32(m >> 32)
+    l00, h00 = a0 * m0, lax.mulhi(a0, m0)
+    l01, h01 = a0 * m1, lax.mulhi(a0, m1)
+    l10, h10 = a1 * m0, lax.mulhi(a1, m0)
+    l11, h11 = a1 * m1, lax.mulhi(a1, m1)
+    t = h00 + l01
+    c1 = carry_of(t, l01)
+    w1 = t + l10
+    c2 = carry_of(w1, l10)
+    s = h01 + h10
+    c3 = carry_of(s, h10)
+    s2 = s + l11
+    c4 = carry_of(s2, l11)
+    w2 = s2 + c1 + c2
+    # c1 + c2 <= 2, so adding them to s2 wraps at most once.
+    c5 = carry_of(w2, s2)
+    return (l00, w1), (w2, h11 + c3 + c4 + c5)
+
+
+def pairs(words: Sequence[Array]) -> list[Pair]:
+    """Group little-endian uint32 words into (low, high) pairs."""
+    return [(words[i], words[i + 1]) for i in range(0, len(words), 2)]
+
+
+def flatten(pair_list: Sequence[Pair]) -> Words:
+    """Inverse of :func:`pairs`."""
+    return tuple(w for p in pair_list for w in p)
+
+
+def add_to_counter(counter: Sequence[ArrayLike], index: Array) -> Words:
+    """Little-endian multi-word ``counter + index`` (mod 2**(32 * len(counter)))."""
+    out = []
+    carry = index
+    for word in counter:
+        total = carry + word
+        out.append(total)
+        carry = carry_of(total, carry)
+    return tuple(out)
+
+
+# --- computing several words at once ---------------------------------------------------------
+
+
+def materialize(words: Sequence[Array]) -> Words:
+    """The same words, computed together in a single pass.
+
+    XLA:CPU fuses each consumer of a shared elementwise chain separately, so stacking the
+    words of a block recomputes all rounds once per word (and badly).  A variadic reduction
+    over a padded length-2 axis is a single multi-output loop that evaluates the chain once.
+    """
+    padded = tuple(
+        lax.pad(lax.expand_dims(w, (0,)), _ZERO, [(0, 1, 0)] + [(0, 0, 0)] * w.ndim) for w in words
+    )
+
+    def combine(acc: Sequence[Array], new: Sequence[Array]) -> tuple[Array, ...]:
+        return tuple(x ^ y for x, y in zip(acc, new, strict=True))
+
+    out: Words = tuple(lax.reduce(padded, (_ZERO,) * len(padded), combine, (0,)))
+    return out
+
+
+def interleave(words: Sequence[Array]) -> Array:
+    """Stack equally-shaped word arrays along a new last axis, computing each word once."""
+    broadcast = jnp.broadcast_arrays(*words)
+    cols = materialize(broadcast)
+    n = len(cols)
+    out: Array | None = None
+    for i, col in enumerate(cols):
+        # OR of zero-padded columns vectorises better on XLA:CPU than a concatenate.
+        part = lax.pad(col[..., None], _ZERO, [(0, 0, 0)] * col.ndim + [(i, n - 1 - i, 0)])
+        out = part if out is None else out | part
+    assert out is not None
+    return out
+
+
+# --- streams and bit widths -----------------------------------------------------------------
+
+
+def stream_words(
+    block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
+) -> Array:
+    """The first ``nwords`` words of the blocks at counters ``start, start + 1, ...``."""
+    nblocks = -(-nwords // block_words)
+    if nblocks == 0:
+        return jnp.zeros((0,), U32)
+    if nblocks > 1 << 32:
+        raise NotImplementedError("random bits array needing more than 2**32 blocks")
+
+    def blocks(first: Array, count: int) -> Array:
+        index = first + lax.iota(U32, count)
+        return interleave(block(prepared, add_to_counter(start, index))).reshape(-1)
+
+    chunk = max(1, _CHUNK_WORDS // block_words)
+    if nblocks <= chunk:
+        flat = blocks(jnp.asarray(0, U32), nblocks)
+    else:
+        nchunks = -(-nblocks // chunk)
+
+        def step(carry: None, i: Array) -> tuple[None, Array]:
+            return carry, blocks(i * U32(chunk), chunk)
+
+        _, ys = lax.scan(step, None, jnp.arange(nchunks, dtype=U32))
+        flat = ys.reshape(-1)
+    return flat if flat.shape[0] == nwords else flat[:nwords]
+
+
+def words_to_bits(words: Array, bit_width: int, shape: Shape) -> Array:
+    """Read a uint32 word stream as little-endian ``bit_width``-bit integers, in C order."""
+    n = math.prod(shape)
+    if bit_width == 32:
+        return words.reshape(shape)
+    if bit_width == 64:
+        halves = words.reshape(n, 2).astype(jnp.uint64)
+        return (halves[:, 0] | (halves[:, 1] << np.uint64(32))).reshape(shape)
+    per_word = 32 // bit_width
+    mask = U32((1 << bit_width) - 1)
+    parts = jnp.stack([(words >> U32(bit_width * k)) & mask for k in range(per_word)], axis=-1)
+    dtype = jnp.uint8 if bit_width == 8 else jnp.uint16
+    return parts.reshape(-1)[:n].astype(dtype).reshape(shape)
+
+
+# --- seeds ----------------------------------------------------------------------------------
+
+
+def seed_halves(seed: Array) -> tuple[Array, Array]:
+    """Low and high uint32 halves of an integer seed read as a 64-bit two's-complement value.
+
+    A seed of a 32-bit (or narrower) signed type is sign-extended, so ``-1`` means
+    ``2**64 - 1`` whether or not 64-bit types are enabled.
+    """
+    if seed.shape:
+        raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+    if not jnp.issubdtype(seed.dtype, jnp.integer):
+        raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    lo = lax.convert_element_type(seed, U32)
+    if seed.dtype.itemsize == 8:
+        hi = lax.convert_element_type(
+            lax.shift_right_logical(seed, jnp.asarray(32, seed.dtype)), U32
+        )
+    elif jnp.issubdtype(seed.dtype, jnp.signedinteger):
+        hi = jnp.where(seed < 0, U32(MASK32), _ZERO)
+    else:
+        hi = jnp.zeros((), U32)
+    return lo, hi
+
+
+# --- the JAX PRNG implementation -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CounterRng:
+    """A counter-based block function and the key-data layout built around it.
+
+    Key data is ``key_words`` uint32 key words followed by ``counter_words`` little-endian
+    uint32 counter words: the counter of the next block the key's stream will use.  The low
+    ``position_words`` counter words are the stream position; derived keys (split / fold_in)
+    get a fresh pseudorandom key and upper counter words and a position of zero.
+    """
+
+    name: str
+    tag: str
+    key_words: int
+    counter_words: int
+    position_words: int
+    block_words: int
+    prepare: Callable[[Words], Words]
+    block: BlockFn
+    seed_data: Callable[[Array, Array], Words]
+
+    @property
+    def data_words(self) -> int:
+        """Length of the key data."""
+        return self.key_words + self.counter_words
+
+    def run_block(self, key: ArrayLike, counter: ArrayLike) -> np.ndarray:
+        """The block function on one uint32 key / counter (for known-answer checks)."""
+        key_arr = jnp.asarray(key, U32)
+        ctr_arr = jnp.asarray(counter, U32)
+        out = self.block(
+            self.prepare(tuple(key_arr[i] for i in range(self.key_words))),
+            tuple(ctr_arr[i] for i in range(self.counter_words)),
+        )
+        return np.asarray(jnp.stack(out))
+
+    def _split_data(self, key: Array) -> tuple[Words, Words]:
+        words = tuple(key[i] for i in range(self.data_words))
+        return words[: self.key_words], words[self.key_words :]
+
+    def derive(self, key: Array, index: Array) -> Array:
+        """Child key data number ``index`` (any shape) of ``key``: shape ``index.shape + (L,)``.
+
+        A digest of the parent counter under one tweaked key, with ``index`` XORed into it,
+        is enciphered under a second tweaked key; split and fold_in both use this, so
+        ``split(key, n)[i] == fold_in(key, i)``.  The block function is a permutation of the
+        counter for a fixed key, so distinct indices give distinct children.
+        """
+        kw, cw = self._split_data(key)
+        digest = self.block(self.prepare(_tweak(kw, _DIGEST_TWEAK)), cw)
+        prepared = self.prepare(_tweak(kw, _CHILD_TWEAK))
+        base = digest[: self.counter_words]
+        out: list[Array] = []
+        for j in range(-(-self.data_words // self.block_words)):
+            ctr = (base[0] ^ index, base[1] ^ U32(j), *base[2:])
+            out.extend(self.block(prepared, tuple(jnp.broadcast_arrays(*ctr))))
+        child = out[: self.data_words]
+        zero = jnp.zeros(index.shape, U32)
+        for p in range(self.position_words):
+            child[self.key_words + p] = zero
+        return interleave(child)
+
+    def seed(self, seed: Array) -> Array:
+        """Key data for an integer seed (see the implementing module)."""
+        return jnp.stack(self.seed_data(*seed_halves(seed)))
+
+    def split(self, key: Array, shape: Shape) -> Array:
+        """Children ``0 .. prod(shape) - 1`` of ``key``, in C order."""
+        n = math.prod(shape)
+        return self.derive(key, lax.iota(U32, n)).reshape((*shape, self.data_words))
+
+    def fold_in(self, key: Array, data: ArrayLike) -> Array:
+        """Child number ``data`` of ``key`` (the same key as ``split(key, n)[data]``)."""
+        return self.derive(key, jnp.asarray(data).astype(U32))
+
+    def random_bits(self, key: Array, bit_width: int, shape: Shape) -> Array:
+        """``bit_width``-bit integers read from the key's stream, little-endian, in C order."""
+        if bit_width not in (8, 16, 32, 64):
+            raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+        shape = tuple(int(d) for d in shape)
+        nwords = -(-math.prod(shape) * bit_width // 32)
+        kw, cw = self._split_data(key)
+        # The key schedule is computed once, outside the per-block loop.
+        prepared = tuple(lax.optimization_barrier(self.prepare(kw)))
+        words = stream_words(self.block, prepared, cw, self.block_words, nwords)
+        return words_to_bits(words, bit_width, shape)
+
+    def define(self) -> Hashable:
+        """Register this generator with ``jax.extend.random.define_prng_impl``."""
+        return define_prng_impl(
+            key_shape=(self.data_words,),
+            seed=jax.jit(self.seed, inline=True),
+            split=jax.jit(self.split, static_argnums=1, inline=True),
+            random_bits=jax.jit(self.random_bits, static_argnums=(1, 2), inline=True),
+            fold_in=jax.jit(self.fold_in, inline=True),
+            name=self.name,
+            tag=self.tag,
+        )
+
+
+def _tweak(words: Words, tweak: Sequence[int]) -> Words:
+    return tuple(w ^ U32(tweak[i % len(tweak)]) for i, w in enumerate(words))
