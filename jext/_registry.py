@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import threading
+import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +58,22 @@ ENV_STRICT: Final = "JEXT_STRICT"
 PluginStatus = Literal["loaded", "error", "disabled"]
 
 T = TypeVar("T")
+
+
+class _InvalidPlugin(Exception):
+    """A plugin's hook implementations do not match the hookspecs."""
+
+
+def _required_args(function: Callable[..., object]) -> tuple[str, ...]:
+    """The argument names a hook implementation needs (those without defaults), as pluggy does."""
+    func = getattr(function, "__func__", function)  # a bound method: skip self
+    code = getattr(func, "__code__", None)
+    if code is None:
+        params = inspect.signature(function).parameters.values()
+        return tuple(p.name for p in params if p.default is p.empty and p.kind is not p.VAR_KEYWORD)
+    n_defaults = len(getattr(func, "__defaults__", None) or ())
+    names: tuple[str, ...] = code.co_varnames[: code.co_argcount - n_defaults]
+    return names[1:] if func is not function else names
 
 
 class PluginWarning(UserWarning):
@@ -140,8 +158,14 @@ class Registry:
         self._group = group
         self._lock = threading.RLock()
         self._loaded = False
-        self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        self._pm.add_hookspecs(hookspecs)
+        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        # Each hook's argument names, as pluggy reads them from the hookspecs.
+        self._spec_args: dict[str, tuple[str, ...]] = {
+            name: tuple(caller.spec.argnames)
+            for name, caller in vars(pm.hook).items()
+            if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
+        }
         self._plugins: dict[str, _Plugin] = {}
         self._primitives: dict[str, Owned[Primitive[Any, Any]]] = {}
         self._lowerings: list[PendingLowering] = []
@@ -220,27 +244,48 @@ class Registry:
             self._fail(entry, f"import failed: {type(err).__name__}: {err}")
             return entry
         try:
-            self._pm.register(entry.module, name=name)
-        except (pluggy.PluginValidationError, ValueError) as err:
-            self._fail(entry, f"invalid hook implementation: {err}")
-            return entry
-        unknown = []
-        for caller in self._pm.get_hookcallers(entry.module) or []:
-            if caller.spec is None:
-                unknown.append(caller.name)
-                continue
-            # Kept per plugin: finding them in pluggy's per-hook lists later is quadratic.
-            for impl in caller.get_hookimpls():
-                if impl.plugin is entry.module:
-                    entry.impls[caller.name] = (impl.function, tuple(impl.argnames))
-        if unknown:
-            self._pm.unregister(entry.module)
-            hints = "".join(close_matches(u, self._hook_names()) for u in unknown)
-            self._fail(entry, f"implements unknown hook(s) {unknown}.{hints}")
+            entry.impls = self._hook_impls(entry.module)
+        except _InvalidPlugin as err:
+            self._fail(entry, str(err))
         return entry
 
-    def _hook_names(self) -> list[str]:
-        return [p.hook for p in self._phases]
+    def _hook_impls(
+        self, plugin: object
+    ) -> dict[str, tuple[Callable[..., object], tuple[str, ...]]]:
+        """The ``@jext.hookimpl`` functions of ``plugin`` by hook name, validated against the specs.
+
+        pluggy's markers and specs, read directly: ``PluginManager.register`` inspects
+        every attribute and signature and would make loading many plugins 25% slower.
+        """
+        marker = f"{hookspecs.PROJECT_NAME}_impl"
+        attributes = (
+            vars(plugin)
+            if isinstance(plugin, types.ModuleType)
+            else {n: getattr(plugin, n, None) for n in dir(plugin)}
+        )
+        impls: dict[str, tuple[Callable[..., object], tuple[str, ...]]] = {}
+        unknown: list[str] = []
+        for attr, value in attributes.items():
+            opts = getattr(value, marker, None)
+            if not (callable(value) and isinstance(opts, dict)):
+                continue
+            hook = opts.get("specname") or attr
+            spec_args = self._spec_args.get(hook)
+            if spec_args is None:
+                unknown.append(hook)
+                continue
+            argnames = _required_args(value)
+            extra = [a for a in argnames if a not in spec_args]
+            if extra:
+                raise _InvalidPlugin(
+                    f"invalid hook implementation: {hook} takes {list(argnames)}, but the hook "
+                    f"passes only {list(spec_args)} (unknown: {extra})"
+                )
+            impls[hook] = (value, argnames)
+        if unknown:
+            hints = "".join(close_matches(u, self._spec_args) for u in unknown)
+            raise _InvalidPlugin(f"implements unknown hook(s) {sorted(unknown)}.{hints}")
+        return impls
 
     def _run_hooks(self, plugins: Sequence[_Plugin]) -> None:
         for phase in self._phases:

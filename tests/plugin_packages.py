@@ -122,7 +122,7 @@ FAULTS: dict[str, tuple[Package, str]] = {
                 pass
             """,
         ),
-        "invalid hook implementation",
+        "invalid hook implementation: jext_register_primitives takes ['registry', 'extra']",
     ),
     "scipy_replaces_jax_silently": (
         _pkg(
