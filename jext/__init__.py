@@ -1,5 +1,6 @@
 """jext: a typed plugin toolkit for extending JAX."""
 
+from jext import hooks as hooks
 from jext import random as random
 from jext._errors import DefinitionError as DefinitionError
 from jext._errors import DuplicateNameError as DuplicateNameError

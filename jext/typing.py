@@ -1,8 +1,12 @@
 """The shapes of the rules a primitive author writes, and the types they receive.
 
-Read this module first when writing rules.  ``P`` below is the primitive's signature:
-its positional-only *operands* (arrays or pytrees of arrays) and its keyword-only
-*static params* (hashable Python values that JAX sees in the equation's params).
+Read this module first when writing rules.  The rule decorators are typed with the
+shapes below, so ``mypy`` reports a rule with too few positional parameters or the
+wrong return type (jext also checks the arity at decoration time).
+
+``P`` below is the primitive's signature: its positional-only *operands* (arrays or
+pytrees of arrays) and its keyword-only *static params* (hashable Python values that
+JAX sees in the equation's params).
 Every rule receives the operands with the structure the caller passed, and the static
 params as keyword arguments; a rule may declare only the params it uses by name
 and take the rest with ``**params``.
@@ -26,7 +30,7 @@ lowering               ``(*operands, **params) -> result`` (JAX-traceable), or w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Concatenate, Literal, TypeAlias, TypeVar
 
 from jext._jax import AbstractValue
 from jext.primitives._markers import LinearOperand, SymbolicZero
@@ -53,7 +57,9 @@ AbstractEvalRule = TypeVar("AbstractEvalRule", bound=Callable[..., Any])
 ImplRule = TypeVar("ImplRule", bound=Callable[..., Any])
 """``(*operands, **params) -> result``: the eager implementation, on concrete arrays."""
 
-JvpRule = TypeVar("JvpRule", bound=Callable[..., tuple[Any, Any]])
+JvpRule = TypeVar(
+    "JvpRule", bound=Callable[Concatenate[tuple[Any, ...], tuple[Any, ...], ...], tuple[Any, Any]]
+)
 """``(primals, tangents, /, **params) -> (primals_out, tangents_out)``.
 
 ``primals`` and ``tangents`` are tuples with one entry per operand.  A zero tangent
@@ -62,7 +68,7 @@ registered with ``symbolic_zeros=True``; the rule may return ``SymbolicZero`` or
 ``None`` for a tangent that is zero.
 """
 
-TransposeRule = TypeVar("TransposeRule", bound=Callable[..., tuple[Any, ...]])
+TransposeRule = TypeVar("TransposeRule", bound=Callable[Concatenate[Any, ...], tuple[Any, ...]])
 """``(cotangents, *operands, **params) -> tuple`` with one cotangent per operand.
 
 The operands the primitive is linear in arrive as :class:`LinearOperand` (shape and
@@ -71,7 +77,10 @@ instantiated before the rule is called, and a rule is not called when every
 cotangent is zero.
 """
 
-BatchingRule = TypeVar("BatchingRule", bound=Callable[..., tuple[Any, Any]])
+BatchingRule = TypeVar(
+    "BatchingRule",
+    bound=Callable[Concatenate[tuple[Any, ...], tuple[Any, ...], ...], tuple[Any, Any]],
+)
 """``(args, dims, /, **params) -> (result, out_dims)``.
 
 ``dims`` has one entry per operand (a pytree of them for a pytree operand): the

@@ -132,7 +132,8 @@ def _rms_norm_examples() -> Iterator[jext.Example]:
     yield jext.Example(np.array([[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], np.float32), eps=1e-6)
 
 
-@jext.hookimpl
-def jext_register_primitives(registry: jext.PrimitiveRegistrar) -> None:
+# The typed hook decorator: mypy checks this function's signature against the hook.
+@jext.hooks.register_primitives
+def _register(registry: jext.PrimitiveRegistrar) -> None:
     for prim in (softplus, cumsum, polar, rms_norm):
         registry.add(prim)
