@@ -7,6 +7,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from jext._errors import JextError
@@ -190,6 +191,17 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
+    from jext._stubgen import write
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a broken plugin simply provides nothing to stub
+        written = write(Path(args.out))
+    print(f"wrote {len(written)} files of the jext-stubs package to {args.out}", file=out)
+    print(f"install them with: pip install {args.out}", file=out)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jext", description="Inspect and check the jext plugins installed here."
@@ -216,6 +228,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p_check.set_defaults(run=_cmd_check)
+    p_stub = sub.add_parser(
+        "stubgen", help="write a partial stub package typing the installed plugins' names"
+    )
+    p_stub.add_argument("--out", default="stubs", help="folder to write into (default: stubs)")
+    p_stub.set_defaults(run=_cmd_stubgen)
     return parser
 
 

@@ -30,10 +30,13 @@ lowering               ``(*operands, **params) -> result`` (JAX-traceable), or w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Concatenate, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, Protocol, TypeAlias, TypeVar
 
 from jext._jax import AbstractValue
 from jext.primitives._markers import LinearOperand, SymbolicZero
+
+if TYPE_CHECKING:
+    from jext.primitives._example import Example
 
 __all__ = [
     "AbstractEvalRule",
@@ -44,6 +47,7 @@ __all__ = [
     "LinearOperand",
     "LoweringRule",
     "Platform",
+    "RegisteredPrimitive",
     "SymbolicZero",
     "TransposeRule",
 ]
@@ -92,3 +96,22 @@ only called when at least one operand is batched.
 LoweringRule = TypeVar("LoweringRule", bound=Callable[..., Any])
 """``(*operands, **params) -> result``, JAX-traceable; or, with ``raw=True``,
 ``(ctx, *mlir_values, **params) -> list of mlir values``."""
+
+
+class RegisteredPrimitive(Protocol):
+    """What a primitive found by name offers; ``jext stubgen`` adds its exact ``__call__``.
+
+    :class:`jext.Primitive` satisfies it.  The rule decorators are left out: they belong
+    to the author, who holds the object itself.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def lowering_platforms(self) -> dict[str, str]: ...
+
+    def rule_sources(self) -> dict[str, str]: ...
+
+    def examples(self) -> list[Example]: ...
