@@ -56,12 +56,12 @@ class _Registrar(Generic[T]):
 
 
 @final
-class PrimitiveRegistrar(_Registrar[Primitive[Any, Any]]):
+class PrimitiveRegistrar(_Registrar[Primitive[..., Any]]):
     """Handed to ``jext_register_primitives``: ``registry.add(prim)``."""
 
     __slots__ = ()
 
-    def add(self, prim: Primitive[Any, Any]) -> None:
+    def add(self, prim: Primitive[..., Any]) -> None:
         """Register ``prim`` (a :class:`jext.Primitive`) as this plugin's."""
         if not isinstance(prim, Primitive):
             raise self._refuse(f"{prim!r} ({type(prim).__name__}), which is not a jext.Primitive")

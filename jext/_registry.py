@@ -167,7 +167,7 @@ class Registry:
             if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
         }
         self._plugins: dict[str, _Plugin] = {}
-        self._primitives: dict[str, Owned[Primitive[Any, Any]]] = {}
+        self._primitives: dict[str, Owned[Primitive[..., Any]]] = {}
         self._lowerings: list[PendingLowering] = []
         self._applied_lowerings: set[int] = set()  # indices into _lowerings
         self._rng_impls: dict[str, Owned[Any]] = {}
@@ -331,7 +331,7 @@ class Registry:
         entry = self._plugins.get(plugin)
         return entry.label() if entry is not None else f"plugin {plugin!r}"
 
-    def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[Any, Any]]) -> str | None:
+    def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[..., Any]]) -> str | None:
         seen: set[str] = set()
         for prim in staged:
             owner = self._primitives.get(prim.name)
@@ -402,7 +402,7 @@ class Registry:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def primitives(self) -> Mapping[str, Primitive[Any, Any]]:
+    def primitives(self) -> Mapping[str, Primitive[..., Any]]:
         self.load()
         return MappingProxyType({n: o.item for n, o in sorted(self._primitives.items())})
 
@@ -410,7 +410,7 @@ class Registry:
         self.load()
         return MappingProxyType({n: o.plugin for n, o in sorted(self._primitives.items())})
 
-    def get_primitive(self, name: str) -> Primitive[Any, Any]:
+    def get_primitive(self, name: str) -> Primitive[..., Any]:
         self.load()
         owned = self._primitives.get(name)
         if owned is None:
@@ -474,12 +474,12 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
     _REGISTRY.register(plugin, name)
 
 
-def primitives() -> Mapping[str, Primitive[Any, Any]]:
+def primitives() -> Mapping[str, Primitive[..., Any]]:
     """Every primitive the loaded plugins registered, by name (read-only, sorted)."""
     return _REGISTRY.primitives()
 
 
-def get_primitive(name: str) -> Primitive[Any, Any]:
+def get_primitive(name: str) -> Primitive[..., Any]:
     """The registered primitive ``name``; :class:`jext.UnknownNameError` (a KeyError) if none."""
     return _REGISTRY.get_primitive(name)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, final
+from typing import Any, Final, final
 
 __all__ = ["Example"]
 
@@ -21,8 +21,8 @@ class Example:
     __slots__ = ("operands", "params")
 
     def __init__(self, *operands: Any, **params: Any) -> None:
-        self.operands: tuple[Any, ...] = operands
-        self.params: Mapping[str, Any] = params
+        self.operands: Final[tuple[Any, ...]] = operands
+        self.params: Final[Mapping[str, Any]] = params
 
     def __repr__(self) -> str:
         ops = ", ".join(_describe(x) for x in self.operands)

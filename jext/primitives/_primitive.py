@@ -59,11 +59,11 @@ RuleSource = Literal["default", "custom", "none"]
 """Where a rule comes from: derived from the reference, written by the author, or absent."""
 
 # Every primitive defined in this process, by name (see _claim_name).
-_DEFINITIONS: dict[str, Primitive[Any, Any]] = {}
+_DEFINITIONS: dict[str, Primitive[..., Any]] = {}
 _DEFINITIONS_LOCK: Final = threading.Lock()
 
 
-def defined_primitives() -> Mapping[str, Primitive[Any, Any]]:
+def defined_primitives() -> Mapping[str, Primitive[..., Any]]:
     """Every primitive defined in this process so far, by name (a snapshot)."""
     with _DEFINITIONS_LOCK:
         return dict(_DEFINITIONS)
@@ -1007,14 +1007,14 @@ def _to_leading(x: Any, dim: int | None, size: int) -> Any:
     return jnp.moveaxis(x, dim, 0)
 
 
-def _claim_name(prim: Primitive[Any, Any]) -> None:
+def _claim_name(prim: Primitive[..., Any]) -> None:
     """Record ``prim`` under its name; a different definition of the same name is an error.
 
     The same definition (same module and qualified name, as on a module reload or a
     re-run notebook cell) replaces the earlier one.
     """
 
-    def origin(p: Primitive[Any, Any]) -> tuple[str, str]:
+    def origin(p: Primitive[..., Any]) -> tuple[str, str]:
         ref = p.reference
         return (getattr(ref, "__module__", "?"), getattr(ref, "__qualname__", repr(ref)))
 

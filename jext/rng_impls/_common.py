@@ -33,7 +33,13 @@ _ZERO = U32(0)
 
 # Stream chunk size, in uint32 words.  Long streams are generated chunk by chunk under
 # lax.scan so the per-word intermediates stay in cache instead of being written out whole.
-_CHUNK_WORDS = 1 << 17
+_CHUNK_WORDS = 1 << 19
+# XLA:CPU's limit on how many differently-indexed uses of one node a fusion may have.
+_MAX_FUSED_OUTPUTS = 15
+_MAX_PADDED_COLUMNS = 8
+
+# lax.optimization_barrier is untyped; this gives it the signature it is used with.
+_barrier: Callable[[Words], Words] = lax.optimization_barrier
 
 # Key-derivation domain tweaks, XORed into the parent key (the SHA-256 initial hash words and
 # their complements): the parent's own stream uses the untweaked key, so derived keys never
@@ -146,34 +152,42 @@ def add_to_counter(counter: Sequence[ArrayLike], index: Array) -> Words:
 
 
 def materialize(words: Sequence[Array]) -> Words:
-    """The same words, computed together in a single pass.
+    """The same words, each computed once: in one pass, or one pass per group of 15.
 
     XLA:CPU fuses each consumer of a shared elementwise chain separately, so stacking the
-    words of a block recomputes all rounds once per word (and badly).  A variadic reduction
-    over a padded length-2 axis is a single multi-output loop that evaluates the chain once.
+    words of a block recomputes all rounds once per word.  A variadic reduction over a
+    padded length-2 axis is a single multi-output loop that evaluates the chain once.  XLA
+    refuses to fuse a node into more than 15 such outputs (its code-duplication limit), so
+    wider blocks are split into groups, each of which recomputes the shared chain.
     """
-    padded = tuple(
-        lax.pad(lax.expand_dims(w, (0,)), _ZERO, [(0, 1, 0)] + [(0, 0, 0)] * w.ndim) for w in words
-    )
+    ngroups = -(-len(words) // _MAX_FUSED_OUTPUTS)
+    size = -(-len(words) // ngroups)
+    out: list[Array] = []
+    for start in range(0, len(words), size):
+        group = words[start : start + size]
+        padded = tuple(
+            lax.pad(lax.expand_dims(w, (0,)), _ZERO, [(0, 1, 0)] + [(0, 0, 0)] * w.ndim)
+            for w in group
+        )
 
-    def combine(acc: Sequence[Array], new: Sequence[Array]) -> tuple[Array, ...]:
-        return tuple(x ^ y for x, y in zip(acc, new, strict=True))
+        def combine(acc: Sequence[Array], new: Sequence[Array]) -> tuple[Array, ...]:
+            return tuple(x ^ y for x, y in zip(acc, new, strict=True))
 
-    out: Words = tuple(lax.reduce(padded, (_ZERO,) * len(padded), combine, (0,)))
-    return out
+        out.extend(lax.reduce(padded, (_ZERO,) * len(padded), combine, (0,)))
+    return tuple(out)
 
 
 def interleave(words: Sequence[Array]) -> Array:
     """Stack equally-shaped word arrays along a new last axis, computing each word once."""
-    broadcast = jnp.broadcast_arrays(*words)
-    cols = materialize(broadcast)
+    cols = materialize(jnp.broadcast_arrays(*words))
     n = len(cols)
-    out: Array | None = None
+    if n > _MAX_PADDED_COLUMNS:
+        return jnp.stack(cols, axis=-1)
+    # For a few columns an OR of zero-padded columns vectorises better on XLA:CPU than a
+    # concatenate; its cost grows with the square of the column count.
+    out = jnp.zeros((*cols[0].shape, n), U32)
     for i, col in enumerate(cols):
-        # OR of zero-padded columns vectorises better on XLA:CPU than a concatenate.
-        part = lax.pad(col[..., None], _ZERO, [(0, 0, 0)] * col.ndim + [(i, n - 1 - i, 0)])
-        out = part if out is None else out | part
-    assert out is not None
+        out = out | lax.pad(col[..., None], _ZERO, [(0, 0, 0)] * col.ndim + [(i, n - 1 - i, 0)])
     return out
 
 
@@ -333,7 +347,7 @@ class CounterRng:
         nwords = -(-math.prod(shape) * bit_width // 32)
         kw, cw = self._split_data(key)
         # The key schedule is computed once, outside the per-block loop.
-        prepared = tuple(lax.optimization_barrier(self.prepare(kw)))
+        prepared = _barrier(self.prepare(kw))
         words = stream_words(self.block, prepared, cw, self.block_words, nwords)
         return words_to_bits(words, bit_width, shape)
 

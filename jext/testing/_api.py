@@ -37,7 +37,7 @@ def validate_names(given: Sequence[str] | None, known: Sequence[str], what: str)
 
 
 def check_primitive(
-    prim: Primitive[Any, Any] | str,
+    prim: Primitive[..., Any] | str,
     *,
     checks: Sequence[str] | None = None,
     platforms: Sequence[str] | None = None,

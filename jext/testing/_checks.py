@@ -66,7 +66,7 @@ class CheckSkipped(Exception):
 class _Case:
     """One example, flattened: the call the checks vary."""
 
-    prim: Primitive[Any, Any]
+    prim: Primitive[..., Any]
     example: Example
     notes: list[str] = field(default_factory=list)  # said in the report even when passing
 
@@ -504,7 +504,7 @@ _RUNNERS: Final[dict[str, Callable[..., float | None]]] = {
 
 
 def run_check(
-    prim: Primitive[Any, Any],
+    prim: Primitive[..., Any],
     check: str,
     examples: Sequence[Example],
     *,
@@ -540,7 +540,7 @@ def run_check(
 
 
 def check_report(
-    prim: Primitive[Any, Any],
+    prim: Primitive[..., Any],
     *,
     checks: Sequence[str] = PRIMITIVE_CHECKS,
     platforms: Sequence[str] = ALL_PLATFORMS,

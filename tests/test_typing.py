@@ -1,0 +1,92 @@
+"""The typing suite: mypy --strict over tests/typing, with and without the generated stubs.
+
+``tests/typing/pass_*.py`` must type-check clean (``assert_type`` pins each type);
+``fail_*.py`` marks each line that must fail with ``# type: ignore[<code>]``, and
+``--strict`` reports an ignore that is unused or of another code, so one clean run
+proves every expected error.  Both are checked against the stubs in ``stubs/``
+installed into a throwaway environment; ``nostubs_*.py`` without them.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jext._stubgen import generate
+
+ROOT = Path(__file__).resolve().parents[1]
+TYPING = ROOT / "tests" / "typing"
+STUBS = ROOT / "stubs"
+
+
+def mypy(prefix: str, where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """mypy --strict on copies of the ``prefix*`` cases in ``where``, outside the repository.
+
+    Inside it, mypy would take tests/ for a package and find jext/ at the repository root
+    before the installed stubs.
+    """
+    files = []
+    for case in sorted(TYPING.glob(f"{prefix}*.py")):
+        shutil.copy(case, where / case.name)
+        files.append(case.name)
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", *args, *files],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def python_with_stubs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtual environment that sees this one's packages plus the stubs from stubs/."""
+    env = tmp_path_factory.mktemp("stubenv") / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env)],
+        check=True,
+    )
+    python = env / "bin" / "python"
+    # Built from a copy: a build writes build/ and *.egg-info next to its sources.
+    source = shutil.copytree(STUBS, env.parent / "stubs")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+         "--no-build-isolation", "--no-index", "--disable-pip-version-check", str(source)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return python
+
+
+def test_stubs_are_up_to_date() -> None:
+    on_disk = {
+        str(p.relative_to(STUBS)): p.read_text()
+        for p in STUBS.rglob("*")
+        if p.is_file()
+    }
+    assert on_disk == generate(), "stubs/ is out of date: run `jext stubgen --out stubs`"
+
+
+@pytest.mark.parametrize("prefix", ["pass_", "fail_"])
+def test_typing_cases_with_stubs(prefix: str, python_with_stubs: Path, tmp_path: Path) -> None:
+    result = mypy(prefix, tmp_path, "--python-executable", str(python_with_stubs))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_typing_cases_without_stubs(tmp_path: Path) -> None:
+    result = mypy("nostubs_", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_suite_has_at_least_40_cases() -> None:
+    cases = 0
+    for path in TYPING.rglob("*.py"):
+        text = path.read_text()
+        cases += len(re.findall(r"assert_type\(", text))
+        cases += len(re.findall(r"# type: ignore\[[a-z-]+\]", text))
+    assert cases >= 40, cases

@@ -1,0 +1,43 @@
+"""A wrong hook signature or a misspelled hook is a type error with the typed decorators."""
+
+import jax.numpy as jnp
+
+import jext
+
+
+@jext.hooks.register_primitives  # type: ignore[arg-type]
+def wrong_registrar(registry: jext.LoweringRegistrar) -> None:
+    pass
+
+
+@jext.hooks.register_primitives  # type: ignore[arg-type]
+def two_arguments(registry: jext.PrimitiveRegistrar, extra: int) -> None:
+    pass
+
+
+@jext.hooks.register_lowerings  # type: ignore[arg-type]
+def returns_a_value(registry: jext.LoweringRegistrar) -> int:
+    return 1
+
+
+def misspelled(registry: jext.PrimitiveRegistrar) -> None:
+    pass
+
+
+jext.hooks.register_primitive(misspelled)  # type: ignore[attr-defined]
+
+
+@jext.hooks.register_primitives
+def adds_the_wrong_thing(registry: jext.PrimitiveRegistrar) -> None:
+    registry.add(jnp.sin)  # type: ignore[arg-type]
+
+
+@jext.hooks.register_lowerings
+def bad_platform(registry: jext.LoweringRegistrar) -> None:
+    registry.add_lowering("a.b", jnp.sin, platform="metal")  # type: ignore[arg-type]
+    registry.add_lowering(3, jnp.sin)  # type: ignore[arg-type]
+
+
+@jext.hooks.register_rng_impls
+def adds_a_name(registry: jext.RngImplRegistrar) -> None:
+    registry.add("jext.philox4x64")  # type: ignore[arg-type]

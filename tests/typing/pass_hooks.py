@@ -1,0 +1,55 @@
+"""Hook implementations: jext's typed decorators and pluggy's marker both type-check."""
+
+from typing import assert_type
+
+import jax
+import jax.numpy as jnp
+
+import jext
+import jext.random
+import jext.scipy
+
+
+@jext.primitive("typing.hooked")
+def hooked(x: jax.Array, /) -> jax.Array:
+    return x
+
+
+@jext.hooks.register_primitives
+def add_primitives(registry: jext.PrimitiveRegistrar) -> None:
+    registry.add(hooked)
+    assert_type(registry.plugin, str)
+
+
+@jext.hooks.register_lowerings
+def add_lowerings(registry: jext.LoweringRegistrar) -> None:
+    registry.add_lowering("typing.hooked", jnp.negative, platform="rocm")
+    registry.add_lowering("other.op", lambda ctx, v: [v], platform="tpu", raw=True)
+
+
+@jext.hooks.register_rng_impls
+def add_rng_impls(registry: jext.RngImplRegistrar) -> None:
+    registry.add(jext.random.get_impl("jext.philox4x64"))
+
+
+@jext.hooks.register_scipy_wrappers
+def add_scipy(registry: jext.ScipyRegistrar) -> None:
+    registry.add(
+        jext.scipy.ScipyWrapper(
+            scope="special",
+            name="twice",
+            mirrors="scipy.special.twice",
+            function=lambda v: 2 * v,
+            domains=(jext.scipy.Domain(((0.0, 1.0),)),),
+            differentiable=(0,),
+        )
+    )
+
+
+@jext.hookimpl
+def jext_register_primitives(registry: jext.PrimitiveRegistrar) -> None:
+    registry.add(hooked)
+
+
+jext.register_plugin(object(), name="typing-plugin")
+jext.load_plugins()

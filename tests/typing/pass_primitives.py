@@ -1,0 +1,109 @@
+"""Primitives keep their signatures; rule decorators accept rules of the right shape."""
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, assert_type
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jext
+import jext.lowering
+import jext.testing
+
+x = jnp.ones(3)
+
+
+@jext.primitive("typing.softplus")
+def softplus(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    return jnp.logaddexp(beta * x, 0.0) / beta
+
+
+@jext.primitive("typing.double")
+def double(x: jax.Array, /) -> jax.Array:
+    return 2 * x
+
+
+@jext.primitive("typing.pair")
+def pair(x: jax.Array, /) -> tuple[jax.Array, jax.Array]:
+    return x, -x
+
+
+@jext.primitive("typing.polar")
+def polar(point: dict[str, jax.Array], /) -> dict[str, jax.Array]:
+    return {"r": jnp.hypot(point["x"], point["y"])}
+
+
+assert_type(softplus(x), jax.Array)
+assert_type(softplus(x, beta=2.0), jax.Array)
+assert_type(pair(x), tuple[jax.Array, jax.Array])
+assert_type(polar({"x": x, "y": x}), dict[str, jax.Array])
+assert_type(softplus.name, str)
+assert_type(double.reference, Callable[[jax.Array], jax.Array])
+assert_type(softplus.lowering_platforms(), dict[str, str])
+
+
+@double.def_jvp
+def double_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    return double(primals[0]), double(tangents[0])
+
+
+assert_type(double_jvp((x,), (x,)), tuple[jax.Array, jax.Array])  # the rule, unchanged
+
+
+@softplus.def_jvp(symbolic_zeros=True)
+def softplus_jvp(primals: tuple[jax.Array], tangents: tuple[Any], *, beta: float) -> tuple[Any, Any]:
+    return softplus(primals[0], beta=beta), None
+
+
+@double.def_transpose
+def double_transpose(ct: jax.Array, x: jext.LinearOperand) -> tuple[jax.Array]:
+    return (double(ct),)
+
+
+@double.def_transpose(linear_in=(0,))
+def double_transpose_again(ct: jax.Array, x: jext.LinearOperand) -> tuple[jax.Array]:
+    return (2 * ct,)
+
+
+@double.def_batching
+def double_batching(args: tuple[jax.Array], dims: tuple[int | None]) -> tuple[jax.Array, int | None]:
+    return double(args[0]), dims[0]
+
+
+@softplus.def_lowering(platform="tpu")
+def softplus_tpu(x: jax.Array, *, beta: float) -> jax.Array:
+    return jax.nn.softplus(beta * x) / beta
+
+
+double.def_lowering(jnp.negative, platform="gpu")
+double.def_lowering(lambda ctx, v: [v], platform="cpu", raw=True)
+
+
+@double.def_abstract_eval
+def double_aval(x: jax.core.ShapedArray) -> jax.core.ShapedArray:
+    return x
+
+
+@double.def_impl
+def double_impl(x: jax.Array) -> jax.Array:
+    return x + x
+
+
+@softplus.def_examples
+def softplus_examples() -> Iterator[jext.Example]:
+    yield jext.Example(np.linspace(-1, 1, 5, dtype=np.float32), beta=2.0)
+
+
+double.def_batching_elementwise()
+assert_type(softplus.examples(), list[jext.Example])
+assert_type(jext.lowering.export(softplus, x).rules, Mapping[str, Mapping[str, str]])
+assert_type(jext.testing.check_primitive(softplus), jext.testing.PrimitiveReport)
+assert_type(jext.primitives(), Mapping[str, jext.Primitive[..., Any]])
+assert_type(jext.plugins(), list[jext.PluginInfo])
+assert_type(jext.get_primitive("example.softplus")(x, beta=2.0), jax.Array)
+
+try:
+    softplus(x)
+except jext.JextError as err:
+    assert_type(err, jext.JextError)
