@@ -44,7 +44,9 @@ assert_type(softplus.lowering_platforms(), dict[str, str])
 
 
 @double.def_jvp
-def double_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+def double_jvp(
+    primals: tuple[jax.Array], tangents: tuple[jax.Array]
+) -> tuple[jax.Array, jax.Array]:
     return double(primals[0]), double(tangents[0])
 
 
@@ -52,7 +54,9 @@ assert_type(double_jvp((x,), (x,)), tuple[jax.Array, jax.Array])  # the rule, un
 
 
 @softplus.def_jvp(symbolic_zeros=True)
-def softplus_jvp(primals: tuple[jax.Array], tangents: tuple[Any], *, beta: float) -> tuple[Any, Any]:
+def softplus_jvp(
+    primals: tuple[jax.Array], tangents: tuple[Any], *, beta: float
+) -> tuple[Any, Any]:
     return softplus(primals[0], beta=beta), None
 
 
@@ -67,7 +71,9 @@ def double_transpose_again(ct: jax.Array, x: jext.LinearOperand) -> tuple[jax.Ar
 
 
 @double.def_batching
-def double_batching(args: tuple[jax.Array], dims: tuple[int | None]) -> tuple[jax.Array, int | None]:
+def double_batching(
+    args: tuple[jax.Array], dims: tuple[int | None]
+) -> tuple[jax.Array, int | None]:
     return double(args[0]), dims[0]
 
 
