@@ -158,6 +158,7 @@ class Registry:
         self._group = group
         self._lock = threading.RLock()
         self._loaded = False
+        self._loading = False  # on the thread holding the lock
         pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         # Each hook's argument names, as pluggy reads them from the hookspecs.
@@ -183,17 +184,25 @@ class Registry:
     # --- loading -----------------------------------------------------------------------------
 
     def load(self) -> None:
-        """Discover and load plugins once; later calls return at once (thread-safe)."""
+        """Discover and load plugins once; later calls return at once (thread-safe).
+
+        A plugin that reads the registry while it is being imported (e.g. calls a
+        ``jext.scipy`` function at import time) sees what is registered so far.
+        """
         if self._loaded:
             return
         with self._lock:
-            if self._loaded:
+            if self._loaded or self._loading:
                 return
-            start = len(self._problems)
-            if not _env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD)):
-                self._import_entry_points()
-            self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
-            self._loaded = True
+            self._loading = True
+            try:
+                start = len(self._problems)
+                if not _env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD)):
+                    self._import_entry_points()
+                self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
+                self._loaded = True
+            finally:
+                self._loading = False
             self._report(self._problems[start:])
 
     def register(self, plugin: object, name: str | None = None) -> None:
@@ -266,8 +275,12 @@ class Registry:
         impls: dict[str, tuple[Callable[..., object], tuple[str, ...]]] = {}
         unknown: list[str] = []
         for attr, value in attributes.items():
+            # Only functions carry the marker; asking a module for it could run its
+            # __getattr__ (a jext.scipy scope would load plugins from inside loading).
+            if not isinstance(value, types.FunctionType | types.MethodType):
+                continue
             opts = getattr(value, marker, None)
-            if not (callable(value) and isinstance(opts, dict)):
+            if not isinstance(opts, dict):
                 continue
             hook = opts.get("specname") or attr
             spec_args = self._spec_args.get(hook)

@@ -188,6 +188,25 @@ SCIPY_B = _pkg(
     """,
 )
 
+# Reads the registry while being imported (a jext.scipy call at module level).
+READS_AT_IMPORT = _pkg(
+    "jext-reads-at-import",
+    """
+    import jext
+    from jext.scipy import special
+
+    VALUE = float(special.erf(0.5))
+
+    @jext.primitive("readsatimport.identity")
+    def identity(x, /):
+        return x
+
+    @jext.hooks.register_primitives
+    def _register(registry):
+        registry.add(identity)
+    """,
+)
+
 UNUSED_LOWERING = _pkg(
     "jext-fault-unused",
     """
@@ -199,6 +218,7 @@ UNUSED_LOWERING = _pkg(
     """,
 )
 
+# READS_AT_IMPORT stays out: imported in-process it would load the process-wide registry.
 ALL = [GOOD, UNUSED_LOWERING, SCIPY_A, SCIPY_B, *(pkg for pkg, _ in FAULTS.values())]
 
 

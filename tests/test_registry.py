@@ -87,6 +87,23 @@ def test_unused_lowering_is_a_note_not_an_error(
     assert not any("fault-unused" in r for r in reports)
 
 
+def test_a_plugin_may_read_the_registry_while_imported(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    site = pp.build_and_install([pp.READS_AT_IMPORT, pp.GOOD], tmp_path_factory.mktemp("reads"))
+    code = (
+        "import jext, jext_fault_good\n"
+        "print(sorted(jext.primitives()), len(jext_fault_good.IMPORTS))\n"
+        "print({p.name: p.status for p in jext.plugins()})\n"
+    )
+    result = run_python(code, site, JEXT_STRICT="1")
+    assert result.returncode == 0, result.stderr
+    prims, statuses = result.stdout.splitlines()
+    assert "'readsatimport.identity'" in prims and "'faultgood.double'" in prims
+    assert prims.endswith(" 1")  # every plugin imported once, not again from inside
+    assert "'reads-at-import': 'loaded'" in statuses
+
+
 def test_a_failed_hook_commits_nothing(catalog_registry: tuple[Registry, list[str]]) -> None:
     registry, _ = catalog_registry
     owners = registry.primitive_owners()

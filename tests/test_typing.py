@@ -64,11 +64,7 @@ def python_with_stubs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_stubs_are_up_to_date() -> None:
-    on_disk = {
-        str(p.relative_to(STUBS)): p.read_text()
-        for p in STUBS.rglob("*")
-        if p.is_file()
-    }
+    on_disk = {str(p.relative_to(STUBS)): p.read_text() for p in STUBS.rglob("*") if p.is_file()}
     assert on_disk == generate(), "stubs/ is out of date: run `jext stubgen --out stubs`"
 
 
