@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every package in plugins/ too (tests/typing has its own test, test_typing.py).
 TYPED = [
     "jext",
     "examples",
     "bench",
-    "plugins/jext-example-primitives/src",
-    "plugins/jext-example-vendor/src",
+    *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("plugins/*/src")),
 ]
 
 

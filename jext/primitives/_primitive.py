@@ -39,7 +39,7 @@ from jext.typing import (
     TransposeRule,
 )
 
-__all__ = ["Primitive", "RuleSource", "defined_primitives", "primitive"]
+__all__ = ["Primitive", "defined_primitives", "primitive"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,9 +54,6 @@ _EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
 
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
-
-RuleSource = Literal["default", "custom", "none"]
-"""Where a rule comes from: derived from the reference, written by the author, or absent."""
 
 # Every primitive defined in this process, by name (see _claim_name).
 _DEFINITIONS: dict[str, Primitive[..., Any]] = {}
@@ -431,6 +428,13 @@ class Primitive(Generic[P, R]):
             _, tree = self._eval_abstract(in_tree, avals, params)
         return tree
 
+    def _check_pair(self, kind: str, result: object, what: str) -> None:
+        if not (isinstance(result, tuple | list) and len(result) == 2):
+            raise RuleError(
+                f"{kind} rule of primitive {self._name!r} must return a pair {what}, got "
+                f"{_describe(result)}"
+            )
+
     def _flatten_results(
         self, kind: str, result: Any, out_tree: Any, *, none_ok: bool = False
     ) -> list[Any]:
@@ -497,11 +501,7 @@ class Primitive(Generic[P, R]):
             tree_util.tree_unflatten(in_tree, tans),
             params=params,
         )
-        if not (isinstance(result, tuple | list) and len(result) == 2):
-            raise RuleError(
-                f"jvp rule of primitive {self._name!r} must return a pair "
-                f"(primals_out, tangents_out), got {type(result).__name__}"
-            )
+        self._check_pair("jvp", result, "(primals_out, tangents_out)")
         out_avals, out_tree = self._eval_abstract(in_tree, avals, params)
         primals_out = self._flatten_results("jvp", result[0], out_tree)
         tangents_out = self._flatten_results("jvp", result[1], out_tree, none_ok=True)
@@ -698,11 +698,7 @@ class Primitive(Generic[P, R]):
             tree_util.tree_unflatten(in_tree, dims),
             params=params,
         )
-        if not (isinstance(result, tuple | list) and len(result) == 2):
-            raise RuleError(
-                f"batching rule of primitive {self._name!r} must return a pair "
-                f"(result, out_dims), got {_describe(result)}"
-            )
+        self._check_pair("batching", result, "(result, out_dims)")
         outs = self._flatten_results("batching", result[0], out_tree)
         out_dims_spec = result[1]
         if out_dims_spec is None or isinstance(out_dims_spec, int):

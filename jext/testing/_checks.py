@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,7 +18,14 @@ from jext._errors import LoweringError, TransposeError
 from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
 from jext.primitives import Example, Primitive
-from jext.testing._report import CheckResult, PrimitiveReport
+from jext.testing._report import (
+    CheckFailure,
+    CheckResult,
+    CheckSkipped,
+    PrimitiveReport,
+    first_line,
+    guarded,
+)
 
 __all__ = ["PRIMITIVE_CHECKS", "check_report"]
 
@@ -48,18 +56,6 @@ _FD: Final = {
     np.dtype(np.float64): (1e-6, 1e-6, 1e-8),
 }
 _BATCH: Final = 3
-
-
-class CheckFailure(Exception):
-    """A check found a fault; the message says what."""
-
-    def __init__(self, message: str, max_error: float | None = None) -> None:
-        super().__init__(message)
-        self.max_error = max_error
-
-
-class CheckSkipped(Exception):
-    """A check does not apply (no rule to check, no examples, an unsupported dtype)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +422,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             except LoweringError as err:
                 missing[platform] = str(err)
             except Exception as err:
-                missing[platform] = f"{type(err).__name__}: {_first_line(err)}"
+                missing[platform] = f"{type(err).__name__}: {first_line(err)}"
         if missing:
             detail = "; ".join(f"{p}: {m}" for p, m in missing.items())
             raise CheckFailure(f"no lowering for {sorted(missing)} ({detail})")
@@ -438,11 +434,6 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
         tree_util.tree_structure(eager), tree_util.tree_leaves(exported.call(*case.leaves))
     )
     return _compare(got, eager, "CPU export vs eager")
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else ""
 
 
 def check_higher_order(case: _Case) -> float | None:
@@ -520,20 +511,14 @@ def run_check(
     notes: list[str] = []
     for n, example in enumerate(examples):
         case = _Case(prim, example, notes)
-        try:
-            err = runner(case, *extra)
-        except CheckSkipped as why:
-            skipped.append(str(why))
-            continue
-        except CheckFailure as failure:
-            where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
-            return CheckResult(check, "fail", f"{failure}{where}", failure.max_error)
-        except Exception as err_:
-            return CheckResult(
-                check, "fail", f"raised {type(err_).__name__}: {_first_line(err_)}", None
-            )
-        if err is not None:
-            worst = err if worst is None else max(worst, err)
+        where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
+        result = guarded(check, functools.partial(runner, case, *extra), where=where)
+        if result.status == "fail":
+            return result
+        if result.status == "skip":
+            skipped.append(result.message)
+        elif result.max_error is not None:
+            worst = max(worst or 0.0, result.max_error)
     if len(skipped) == len(examples):
         return CheckResult(check, "skip", skipped[0])
     return CheckResult(check, "pass", "; ".join(dict.fromkeys(notes)), worst)
@@ -551,7 +536,7 @@ def check_report(
     try:
         examples = prim.examples()
     except Exception as err:
-        result = CheckResult("examples", "fail", f"raised {type(err).__name__}: {_first_line(err)}")
+        result = CheckResult("examples", "fail", f"raised {type(err).__name__}: {first_line(err)}")
         return PrimitiveReport(prim.name, "primitive", (result,), plugin)
     results = []
     for check in checks:

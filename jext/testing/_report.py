@@ -1,14 +1,40 @@
-"""Check results and reports: what each check found, readable and as JSON."""
+"""Check outcomes and reports: how a check passes, fails or skips, readable and as JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["CheckResult", "CheckStatus", "PrimitiveReport", "format_table"]
+__all__ = [
+    "CheckFailure",
+    "CheckResult",
+    "CheckSkipped",
+    "CheckStatus",
+    "PrimitiveReport",
+    "first_line",
+    "format_table",
+    "guarded",
+]
 
 CheckStatus = Literal["pass", "fail", "skip"]
+
+
+class CheckFailure(Exception):
+    """Raised by a check that found a fault; the message says what."""
+
+    def __init__(self, message: str, max_error: float | None = None) -> None:
+        super().__init__(message)
+        self.max_error = max_error
+
+
+class CheckSkipped(Exception):
+    """Raised by a check that does not apply (no rule to check, no examples, a dtype)."""
+
+
+def first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +52,22 @@ class CheckResult:
             "message": self.message,
             "max_error": self.max_error,
         }
+
+
+def guarded(check: str, run: Callable[[], float | None], *, where: str = "") -> CheckResult:
+    """Run one check: its failure, skip or any error it raises becomes the result.
+
+    ``where`` (e.g. which example) is added to a failure's message.
+    """
+    try:
+        worst = run()
+    except CheckSkipped as why:
+        return CheckResult(check, "skip", str(why))
+    except CheckFailure as failure:
+        return CheckResult(check, "fail", f"{failure}{where}", failure.max_error)
+    except Exception as err:  # a crashing rule is a failed check, not a crashed checker
+        return CheckResult(check, "fail", f"raised {type(err).__name__}: {first_line(err)}{where}")
+    return CheckResult(check, "pass", "", worst)
 
 
 @dataclass(frozen=True, slots=True)

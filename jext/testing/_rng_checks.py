@@ -11,8 +11,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jext.random._impl import RngImpl
-from jext.testing._checks import CheckFailure, CheckSkipped, _first_line
-from jext.testing._report import CheckResult, PrimitiveReport
+from jext.testing._report import (
+    CheckFailure,
+    CheckResult,
+    CheckSkipped,
+    PrimitiveReport,
+    guarded,
+)
 
 __all__ = ["RNG_CHECKS", "rng_report", "run_rng_check"]
 
@@ -225,15 +230,10 @@ _RUNNERS: Final[dict[str, Callable[[RngImpl], None]]] = {
 
 
 def run_rng_check(impl: RngImpl, check: str) -> CheckResult:
-    try:
+    def run() -> None:
         _RUNNERS[check](impl)
-    except CheckSkipped as why:
-        return CheckResult(check, "skip", str(why))
-    except CheckFailure as failure:
-        return CheckResult(check, "fail", str(failure), failure.max_error)
-    except Exception as err:
-        return CheckResult(check, "fail", f"raised {type(err).__name__}: {_first_line(err)}")
-    return CheckResult(check, "pass")
+
+    return guarded(check, run)
 
 
 def rng_report(

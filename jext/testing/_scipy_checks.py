@@ -14,8 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jext.scipy._wrapper import Domain, EdgeCase, ScipyWrapper
-from jext.testing._checks import CheckFailure, CheckSkipped, _first_line
-from jext.testing._report import CheckResult, PrimitiveReport
+from jext.testing._report import (
+    CheckFailure,
+    CheckResult,
+    CheckSkipped,
+    PrimitiveReport,
+    guarded,
+)
 
 __all__ = ["SCIPY_CHECKS", "oracle_of", "run_scipy_check", "scipy_report"]
 
@@ -192,15 +197,7 @@ _RUNNERS: Final[dict[str, Callable[[ScipyWrapper], float | None]]] = {
 
 
 def run_scipy_check(wrapper: ScipyWrapper, check: str) -> CheckResult:
-    try:
-        worst = _RUNNERS[check](wrapper)
-    except CheckSkipped as why:
-        return CheckResult(check, "skip", str(why))
-    except CheckFailure as failure:
-        return CheckResult(check, "fail", str(failure), failure.max_error)
-    except Exception as err:
-        return CheckResult(check, "fail", f"raised {type(err).__name__}: {_first_line(err)}")
-    return CheckResult(check, "pass", "", worst)
+    return guarded(check, lambda: _RUNNERS[check](wrapper))
 
 
 def scipy_report(
