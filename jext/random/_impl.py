@@ -63,7 +63,9 @@ class RngImpl:
     bit_exact_with: str | None = None
     byte_stream: bool = False
     known_answers: Callable[[], Iterable[KnownAnswer]] | None = None
-    _jax_impl: list[Hashable] = field(default_factory=list, repr=False)
+    # The JAX PRNGImpl, made on first use; not an init field, so dataclasses.replace
+    # gives a modified copy its own.
+    _jax_impl: list[Hashable] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         parts = self.name.split(".")

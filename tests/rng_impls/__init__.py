@@ -1,0 +1,1 @@
+"""Tests of the counter-based RNG implementations in jext.rng_impls."""
