@@ -3,6 +3,7 @@
 import jax.numpy as jnp
 
 import jext
+import jext.random
 
 
 @jext.hooks.register_primitives  # type: ignore[arg-type]
@@ -41,3 +42,12 @@ def bad_platform(registry: jext.LoweringRegistrar) -> None:
 @jext.hooks.register_rng_impls
 def adds_a_name(registry: jext.RngImplRegistrar) -> None:
     registry.add("jext.philox4x64")  # type: ignore[arg-type]
+
+
+jext.random.key(0, impl="jext.philox4x46")  # type: ignore[arg-type]
+jext.random.key(0)  # type: ignore[call-arg]
+
+from jext.scipy import special  # noqa: E402
+
+special.ellipkk(0.5)  # type: ignore[attr-defined]
+special.lambertw(0.5, k="-1")  # type: ignore[arg-type]

@@ -53,3 +53,15 @@ def jext_register_primitives(registry: jext.PrimitiveRegistrar) -> None:
 
 jext.register_plugin(object(), name="typing-plugin")
 jext.load_plugins()
+
+assert_type(jext.random.key(0, impl="jext.chacha20"), jax.Array)
+assert_type(jext.random.impls(), list[str])
+assert_type(jext.random.get_impl("jext.philox4x64").key_shape, tuple[int, ...])
+assert_type(jext.random.numpy_philox_key(7, counter=2), jax.Array)
+assert_type(jext.random.chacha20_key(bytes(32)), jax.Array)
+
+from jext.scipy import special  # noqa: E402
+
+assert_type(special.ellipk(0.5), jax.Array)
+assert_type(special.lambertw(jnp.ones(3), k=-1), jax.Array)
+assert_type(special.erf(jnp.ones(3)), jax.Array)

@@ -53,3 +53,12 @@ from jax.scipy.special import wofz as wofz
 from jax.scipy.special import xlog1py as xlog1py
 from jax.scipy.special import xlogy as xlogy
 from jax.scipy.special import zeta as zeta
+from jext_scipy_special._functions._bessel import kv as kv
+from jext_scipy_special._functions._bessel import kve as kve
+from jext_scipy_special._functions._elliptic import ellipe as ellipe
+from jext_scipy_special._functions._elliptic import ellipk as ellipk
+from jext_scipy_special._functions._elliptic import ellipkm1 as ellipkm1
+from jext_scipy_special._functions._erf import erfcinv as erfcinv
+from jext_scipy_special._functions._gamma import gammaincinv as gammaincinv
+from jext_scipy_special._functions._lambertw import lambertw as lambertw
+from jext_scipy_special._functions._t import stdtr as stdtr

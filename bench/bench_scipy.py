@@ -1,0 +1,114 @@
+"""Throughput of the jext-scipy-special kernels against SciPy on 1e6 float64 elements.
+
+Run from the repository root::
+
+    python bench/bench_scipy.py [NAME ...]   # optional: only these functions
+
+For each function, one array of 1,000,000 float64 inputs is drawn from the function's
+documented test domain (fixed seed).  The jitted JAX function (x64 enabled, compiled and
+warmed up first, inputs already on the device, timed to ``block_until_ready``) and the
+SciPy ufunc on the same NumPy arrays are timed alternately, several times each, in this
+one process.  Printed per function: the medians, the ratio scipy_time / jax_time of the
+medians (goal: >= 1.0) and ``GOAL MET`` / ``GOAL MISSED``.  The machine may be shared
+and noisy: read medians and ratios, not single runs.  The whole run takes about two
+minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+os.environ["JAX_ENABLE_X64"] = "1"  # float64 throughout, set before JAX reads it
+
+import jax
+import jax.numpy as jnp
+import jext_scipy_special as jf
+import numpy as np
+import scipy  # type: ignore[import-untyped]
+import scipy.special as sc  # type: ignore[import-untyped]
+
+N = 1_000_000
+
+Case = tuple[Callable[..., Any], Callable[..., Any], tuple[np.ndarray, ...]]
+
+
+def _inputs(rng: np.random.Generator) -> dict[str, Case]:
+    e1 = np.exp(-1.0)
+    return {
+        "ellipk": (jf.ellipk, sc.ellipk, (rng.uniform(-10.0, 1.0, N),)),
+        "ellipkm1": (jf.ellipkm1, sc.ellipkm1, (rng.uniform(0.0, 1.0, N),)),
+        "ellipe": (jf.ellipe, sc.ellipe, (rng.uniform(-10.0, 1.0, N),)),
+        "erfcinv": (jf.erfcinv, sc.erfcinv, (rng.uniform(0.0, 2.0, N),)),
+        "stdtr": (
+            jf.stdtr,
+            sc.stdtr,
+            (np.exp(rng.uniform(np.log(0.5), np.log(1e3), N)), rng.uniform(-50.0, 50.0, N)),
+        ),
+        "lambertw k=0": (
+            lambda z: jf.lambertw(z, 0),
+            lambda z: sc.lambertw(z, 0).real,
+            (rng.uniform(-e1, 100.0, N),),
+        ),
+        "lambertw k=-1": (
+            lambda z: jf.lambertw(z, -1),
+            lambda z: sc.lambertw(z, -1).real,
+            (rng.uniform(-e1, 0.0, N),),
+        ),
+        "gammaincinv": (
+            jf.gammaincinv,
+            sc.gammaincinv,
+            (np.exp(rng.uniform(np.log(0.1), np.log(100.0), N)), rng.uniform(0.0, 1.0, N)),
+        ),
+        "kv": (jf.kv, sc.kv, (rng.uniform(-20.0, 20.0, N), rng.uniform(0.0, 100.0, N))),
+        "kve": (jf.kve, sc.kve, (rng.uniform(-20.0, 20.0, N), rng.uniform(0.0, 100.0, N))),
+    }
+
+
+def _bench(
+    jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
+) -> tuple[float, float]:
+    jitted = jax.jit(jax_fn)
+    dev_args = [jnp.asarray(a) for a in args]
+    jitted(*dev_args).block_until_ready()  # compile
+    jitted(*dev_args).block_until_ready()  # warm up
+    sp_fn(*args)
+    t_jax: list[float] = []
+    t_sp: list[float] = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        jitted(*dev_args).block_until_ready()
+        t_jax.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        sp_fn(*args)
+        t_sp.append(time.perf_counter() - t0)
+    return statistics.median(t_sp), statistics.median(t_jax)
+
+
+def main() -> int:
+    rng = np.random.default_rng(20240601)
+    print(
+        f"jax {jax.__version__} ({jax.default_backend()}), "
+        f"scipy {scipy.__version__}, N = {N:,} float64"
+    )
+    print(f"{'function':<16}{'scipy median':>14}{'jax median':>14}{'scipy/jax':>11}  goal >= 1.0")
+    missed = 0
+    only = set(sys.argv[1:])
+    for name, (jax_fn, sp_fn, args) in _inputs(rng).items():
+        if only and name.split()[0] not in only:
+            continue
+        t_sp, t_jax = _bench(jax_fn, sp_fn, args, reps=5 if name in ("gammaincinv",) else 7)
+        ratio = t_sp / t_jax
+        verdict = "GOAL MET" if ratio >= 1.0 else "GOAL MISSED"
+        missed += ratio < 1.0
+        print(f"{name:<16}{t_sp * 1e3:>11.1f} ms{t_jax * 1e3:>11.1f} ms{ratio:>10.2f}x  {verdict}")
+    print(f"{missed} goal(s) missed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""scipy.special functions that jax.scipy lacks, registered as ``jext.scipy.special.<name>``.
+
+Each wrapper states the SciPy function it mirrors, where ``jext check`` samples it, its
+edge cases and its tolerances (relative error with an absolute floor near zeros):
+1e-12 in float64 and 5e-6 in float32.  One documented exception: float32 ``stdtr``
+keeps 5e-6 only for probabilities above 1e-12, so its float32 floor is 5e-18.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import numpy as np
+
+import jext
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+from jext_scipy_special._functions import (
+    ellipe,
+    ellipk,
+    ellipkm1,
+    erfcinv,
+    gammaincinv,
+    kv,
+    kve,
+    lambertw,
+    stdtr,
+)
+
+__all__ = [
+    "WRAPPERS",
+    "ellipe",
+    "ellipk",
+    "ellipkm1",
+    "erfcinv",
+    "gammaincinv",
+    "kv",
+    "kve",
+    "lambertw",
+    "stdtr",
+]
+
+_TOL = {"float64": (1e-12, 1e-300), "float32": (5e-6, 1e-30)}
+_INV_E = math.exp(-1.0)
+
+
+def _real_lambertw(z: Any, k: int = 0) -> Any:
+    """SciPy's lambertw where it is real, nan where it is complex (the wrapper is real)."""
+    # Imported when a check calls it: SciPy is the oracle, not a runtime need.
+    w = np.asarray(importlib.import_module("scipy.special").lambertw(z, k))
+    return np.where(np.imag(w) == 0, np.real(w), np.nan)
+
+
+def _wrapper(name: str, function: Any, domains: tuple[Domain, ...], **options: Any) -> ScipyWrapper:
+    return ScipyWrapper(
+        scope="special",
+        name=name,
+        mirrors=f"scipy.special.{name}",
+        function=function,
+        domains=domains,
+        tolerances=options.pop("tolerances", _TOL),
+        **options,
+    )
+
+
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    _wrapper(
+        "ellipk",
+        ellipk,
+        (Domain(((-10.0, 0.999),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.0,)), EdgeCase((1.5,))),
+    ),
+    _wrapper(
+        "ellipkm1",
+        ellipkm1,
+        (Domain(((1e-30, 1.0),), log=True), Domain(((0.0, 11.0),))),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((-1.0,)),),
+    ),
+    _wrapper(
+        "ellipe",
+        ellipe,
+        (Domain(((-10.0, 1.0),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.5,)),),
+    ),
+    _wrapper(
+        "erfcinv",
+        erfcinv,
+        (Domain(((1e-6, 1.999999),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.0,)), EdgeCase((2.5,)), EdgeCase((-0.5,))),
+    ),
+    _wrapper(
+        "stdtr",
+        stdtr,
+        (Domain(((0.5, 1000.0), (-50.0, 50.0))),),
+        differentiable=(1,),
+        tolerances={"float64": (1e-12, 1e-300), "float32": (5e-6, 5e-18)},
+    ),
+    _wrapper(
+        "lambertw",
+        lambertw,
+        (
+            Domain(((-_INV_E + 1e-4, 10.0),), kwargs={"k": 0}),
+            Domain(((-_INV_E + 1e-4, -1e-3),), kwargs={"k": -1}),
+        ),
+        differentiable=(0,),
+        oracle=_real_lambertw,
+    ),
+    _wrapper(
+        "gammaincinv",
+        gammaincinv,
+        (Domain(((0.1, 100.0), (1e-6, 0.999999)), log=True),),
+        differentiable=(1,),
+    ),
+    _wrapper(
+        "kv",
+        kv,
+        (Domain(((-20.0, 20.0), (0.01, 100.0)), log=True),),
+        differentiable=(1,),
+    ),
+    _wrapper(
+        "kve",
+        kve,
+        (Domain(((-20.0, 20.0), (0.01, 100.0)), log=True),),
+        differentiable=(1,),
+    ),
+)
+
+
+@jext.hooks.register_scipy_wrappers
+def _register(registry: jext.ScipyRegistrar) -> None:
+    for wrapper in WRAPPERS:
+        registry.add(wrapper)

@@ -1,0 +1,339 @@
+"""Shared helpers for the special-function kernels.
+
+Everything here is pure ``jax.numpy`` / ``lax`` and dtype generic: constants
+are Python floats (weakly typed), so every helper computes in the dtype of its
+array arguments (float32, or float64 under ``jax_enable_x64``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.custom_derivatives import SymbolicZero
+from jax.typing import ArrayLike
+
+__all__ = [
+    "as_float_arrays",
+    "chunked",
+    "entry_point",
+    "eps_of",
+    "is_double",
+    "iterate",
+    "log1pmx",
+    "nondiff",
+    "partitioned",
+    "polyval",
+    "polyval1",
+    "rgamma1p_parts",
+    "rgamma1p_small",
+    "stirling_corr",
+    "tangent",
+    "tiny_of",
+]
+
+S = TypeVar("S")
+
+#: Taylor coefficients of ``1/Gamma(1+x)`` about 0 (computed with mpmath at
+#: 40 digits; the series is entire; cf. Abramowitz & Stegun 6.1.34).
+RGAMMA1P_TAYLOR: tuple[float, ...] = (
+    1.0,
+    5.772156649015328606065e-1,
+    -6.55878071520253881077e-1,
+    -4.2002635034095235529e-2,
+    1.665386113822914895017e-1,
+    -4.219773455554433674821e-2,
+    -9.621971527876973562115e-3,
+    7.218943246663099542395e-3,
+    -1.165167591859065112114e-3,
+    -2.152416741149509728157e-4,
+    1.280502823881161861532e-4,
+    -2.013485478078823865569e-5,
+    -1.250493482142670657345e-6,
+    1.133027231981695882374e-6,
+    -2.05633841697760710345e-7,
+    6.116095104481415817862e-9,
+    5.002007644469222930056e-9,
+    -1.181274570487020144588e-9,
+    1.043426711691100510492e-10,
+    7.78226343990507125405e-12,
+    -3.696805618642205708188e-12,
+    5.100370287454475979015e-13,
+    -2.058326053566506783222e-14,
+)
+
+#: Coefficients of the Stirling correction ``S(z) = lgamma(z) - (z - 1/2) log z
+#: + z - log(2 pi)/2 = sum_k B_2k / (2k (2k - 1) z^(2k-1))``, as a polynomial
+#: in ``1/z**2`` (highest degree first).
+_STIRLING: tuple[float, ...] = (
+    1.0 / 156.0,
+    -691.0 / 360360.0,
+    1.0 / 1188.0,
+    -1.0 / 1680.0,
+    1.0 / 1260.0,
+    -1.0 / 360.0,
+    1.0 / 12.0,
+)
+
+
+def as_float_arrays(*args: ArrayLike) -> tuple[jax.Array, ...]:
+    """Convert the arguments to broadcast arrays of one common real float dtype.
+
+    Integers and Python scalars follow JAX's promotion rules (default float
+    dtype, i.e. float64 only under x64); half precision is computed in float32.
+    Complex inputs are rejected: these kernels are real-valued only.
+    """
+    arrays = [jnp.asarray(a) for a in args]
+    for arr in arrays:
+        if jnp.issubdtype(arr.dtype, jnp.complexfloating):
+            raise TypeError("complex inputs are not supported; these kernels are real-valued")
+    dtype = np.dtype(jnp.result_type(*arrays, float))
+    if dtype.itemsize < 4:
+        dtype = np.dtype(np.float32)
+    converted = [arr.astype(dtype) for arr in arrays]
+    return tuple(jnp.broadcast_arrays(*converted))
+
+
+def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))``.
+
+    Public functions call through this so that eager (un-jitted) calls are
+    compiled once per input signature and cached, instead of re-tracing the
+    kernels' ``while_loop`` bodies on every call; inside an outer ``jit`` the
+    inner one is simply inlined.
+    """
+
+    def run(*args: ArrayLike) -> jax.Array:
+        return kernel(*as_float_arrays(*args))
+
+    compiled: Callable[..., jax.Array] = jax.jit(run)
+    return compiled
+
+
+def is_double(x: jax.Array) -> bool:
+    """True when ``x`` is float64 (selects the double-precision parameters)."""
+    return np.dtype(x.dtype).itemsize >= 8
+
+
+def eps_of(x: jax.Array) -> float:
+    """Machine epsilon of the dtype of ``x`` as a Python float."""
+    return float(np.finfo(x.dtype).eps)
+
+
+def tiny_of(x: jax.Array) -> float:
+    """Smallest positive normal number of the dtype of ``x``."""
+    return float(np.finfo(x.dtype).tiny)
+
+
+def polyval(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:
+    """Horner evaluation of ``sum c_i x**(n-i)`` (coefficients highest degree first)."""
+    acc = jnp.full_like(x, coeffs[0])
+    for c in coeffs[1:]:
+        acc = acc * x + c
+    return acc
+
+
+def polyval1(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:
+    """Like :func:`polyval` for a monic polynomial whose leading 1 is omitted."""
+    acc = x + coeffs[0]
+    for c in coeffs[1:]:
+        acc = acc * x + c
+    return acc
+
+
+def log1pmx(u: jax.Array) -> jax.Array:
+    """``log(1 + u) - u`` without cancellation for small ``|u|`` (``u > -1``).
+
+    For ``|u| <= 1/2`` uses ``log1p(u) = 2 atanh(s)``, ``s = u / (2 + u)``, so
+    ``log1p(u) - u = -u s + 2 s**3 (1/3 + s**2/5 + s**4/7 + ...)`` with
+    ``|s| <= 1/3``; otherwise the direct difference is accurate.
+    """
+    nterms = 17 if is_double(u) else 8
+    small = jnp.abs(u) <= 0.5
+    us = jnp.where(small, u, 0.0)
+    s = us / (2.0 + us)
+    s2 = s * s
+    series = polyval(s2, [1.0 / (2 * k + 3) for k in reversed(range(nterms))])
+    near = -us * s + 2.0 * s * s2 * series
+    return jnp.where(small, near, jnp.log1p(u) - u)
+
+
+def stirling_corr(z: jax.Array) -> jax.Array:
+    """Stirling-series remainder ``lgamma(z) - ((z - 1/2) log z - z + log(2 pi)/2)``.
+
+    Accurate to about 3e-17 absolute for ``z >= 10`` (seven terms); callers
+    shift smaller arguments up with the recurrence.
+    """
+    w = 1.0 / z
+    return w * polyval(w * w, _STIRLING)
+
+
+def rgamma1p_small(x: jax.Array) -> jax.Array:
+    """``1 / Gamma(1 + x)`` for ``|x| <= 1/2`` from its Taylor series."""
+    nterms = len(RGAMMA1P_TAYLOR) if is_double(x) else 13
+    return polyval(x, RGAMMA1P_TAYLOR[:nterms][::-1])
+
+
+def rgamma1p_parts(mu: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Temme's ``(Gamma1(mu), Gamma2(mu))`` for ``|mu| <= 1/2``.
+
+    ``Gamma1 = (1/Gamma(1-mu) - 1/Gamma(1+mu)) / (2 mu)`` and
+    ``Gamma2 = (1/Gamma(1-mu) + 1/Gamma(1+mu)) / 2``: the odd and even parts
+    of the Taylor series of ``1/Gamma(1+x)``, so there is no cancellation at 0.
+    """
+    nterms = len(RGAMMA1P_TAYLOR) if is_double(mu) else 13
+    coeffs = RGAMMA1P_TAYLOR[:nterms]
+    mu2 = mu * mu
+    odd = [coeffs[k] for k in range(1, nterms, 2)]
+    even = [coeffs[k] for k in range(0, nterms, 2)]
+    gam1 = -polyval(mu2, odd[::-1])
+    gam2 = polyval(mu2, even[::-1])
+    return gam1, gam2
+
+
+def nondiff(t: object, func: str, arg: str) -> None:
+    """Raise if a tangent for a non-differentiable argument is not a symbolic zero."""
+    if not isinstance(t, SymbolicZero):
+        raise NotImplementedError(
+            f"{func} is not differentiable with respect to {arg!r}; "
+            "only the documented arguments carry derivatives"
+        )
+
+
+def tangent(t: object, like: jax.Array) -> jax.Array:
+    """Materialise a (possibly symbolic-zero) tangent as an array shaped like ``like``."""
+    if isinstance(t, SymbolicZero):
+        return jnp.zeros_like(like)
+    return jnp.asarray(t)
+
+
+#: Elements per chunk for the iterative kernels (see :func:`chunked`).
+CHUNK_SIZE = 2048
+
+
+def chunked(
+    fn: Callable[..., tuple[jax.Array, ...]], *arrays: jax.Array, chunk: int = CHUNK_SIZE
+) -> tuple[jax.Array, ...]:
+    """Apply an elementwise kernel ``fn`` to same-shape ``arrays`` in chunks.
+
+    Large inputs are flattened, padded (edge values) to a multiple of
+    ``chunk`` and processed by ``lax.map`` one chunk at a time.  The kernels'
+    ``while_loop`` states then stay cache resident and each chunk stops
+    iterating as soon as its own elements have converged, instead of the
+    whole array waiting for the slowest element.  Inputs of at most ``chunk``
+    elements are passed through unchanged.
+    """
+    shape = arrays[0].shape
+    size = int(np.prod(shape, dtype=np.int64))
+    if size <= chunk:
+        return fn(*arrays)
+    nchunks = -(-size // chunk)
+    pad = nchunks * chunk - size
+    blocks = tuple(
+        jnp.pad(a.reshape(-1), (0, pad), mode="edge").reshape(nchunks, chunk) for a in arrays
+    )
+    out = lax.map(lambda args: fn(*args), blocks)
+    return tuple(o.reshape(-1)[:size].reshape(shape) for o in out)
+
+
+def iterate(
+    step: Callable[[jax.Array, S], S],
+    state: S,
+    converged: Callable[[S], jax.Array],
+    max_iter: int,
+    dtype: jnp.dtype,
+    unroll: int = 4,
+) -> S:
+    """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until ``converged(state)``.
+
+    ``converged`` returns a boolean array; the ``lax.while_loop`` stops once it
+    is all true or after ``max_iter`` (rounded up to a multiple of ``unroll``)
+    steps.  Steps are taken ``unroll`` at a time with one convergence test per
+    group; elements that have converged keep iterating with the rest (the
+    step functions must tolerate that: the fractions and series used here are
+    stationary once converged, and Steed's CF2 freezes its sums).  Small
+    loop bodies without per-element masking matter a lot for XLA on CPU.
+    """
+
+    def body(carry: tuple[jax.Array, S]) -> tuple[jax.Array, S]:
+        i, st = carry
+        for k in range(unroll):
+            st = step(i + float(k), st)
+        return i + float(unroll), st
+
+    def cond(carry: tuple[jax.Array, S]) -> jax.Array:
+        i, st = carry
+        return (i <= max_iter) & ~jnp.all(converged(st))
+
+    return lax.while_loop(cond, body, (jnp.asarray(1.0, dtype), state))[1]
+
+
+def _bucket_ranks(key: jax.Array, nbuckets: int) -> jax.Array:
+    """Destination of each element in a stable counting sort by ``key`` (flat int32).
+
+    The per-bucket running counts come from cumulative sums; under x64 up to
+    three 21-bit counters are packed into one int64 word so that one
+    ``cumsum`` serves three buckets.  Bucket sizes are read off the last
+    running count.
+    """
+    size = key.shape[0]
+    bits = max(1, int(size).bit_length())
+    x64 = jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)
+    per_word = max(1, min(63 // bits, 3)) if x64 else 1
+    word_dtype = jnp.int64 if per_word > 1 else jnp.int32
+    mask = (1 << bits) - 1
+    ranks: list[jax.Array] = []
+    counts: list[jax.Array] = []
+    for start in range(0, nbuckets, per_word):
+        members = range(start, min(start + per_word, nbuckets))
+        packed = jnp.zeros(key.shape, word_dtype)
+        for j, k in enumerate(members):
+            packed = packed | jnp.where(key == k, 1 << (bits * j), 0).astype(word_dtype)
+        running = lax.cumsum(packed)
+        for j, _ in enumerate(members):
+            field = ((running >> (bits * j)) & mask).astype(jnp.int32)
+            ranks.append(field)
+            counts.append(field[-1])
+    dest = jnp.zeros(key.shape, jnp.int32)
+    offset = jnp.zeros((), jnp.int32)
+    for k in range(nbuckets):
+        dest = jnp.where(key == k, offset + ranks[k] - 1, dest)
+        offset = offset + counts[k]
+    return dest
+
+
+def partitioned(
+    fn: Callable[..., tuple[jax.Array, ...]],
+    key: jax.Array,
+    nbuckets: int,
+    *arrays: jax.Array,
+    chunk: int = CHUNK_SIZE,
+) -> tuple[jax.Array, ...]:
+    """Like :func:`chunked`, but first groups elements by an integer cost class.
+
+    ``key`` (int values, all in ``[0, nbuckets)``, same shape as ``arrays``) should
+    predict how much work an element needs (e.g. which method or how many
+    iterations).  Elements are permuted with a stable counting sort so that
+    each chunk holds elements of similar cost, the chunks are processed by
+    :func:`chunked`, and the results are permuted back.  Because vectorised
+    iterations run in lock-step until the slowest element of a chunk is done,
+    this turns "max cost per chunk" into roughly "average cost".  Inputs of at
+    most ``chunk`` elements are passed straight to ``fn``.
+    """
+    shape = arrays[0].shape
+    size = int(np.prod(shape, dtype=np.int64))
+    if size <= chunk:
+        return fn(*arrays)
+    dest = _bucket_ranks(key.reshape(-1).astype(jnp.int32), nbuckets)
+    order = (
+        jnp.zeros((size,), jnp.int32)
+        .at[dest]
+        .set(jnp.arange(size, dtype=jnp.int32), unique_indices=True)
+    )
+    sorted_arrays = tuple(a.reshape(-1)[order] for a in arrays)
+    out = chunked(fn, *sorted_arrays, chunk=chunk)
+    return tuple(o[dest].reshape(shape) for o in out)

@@ -1,0 +1,93 @@
+"""The SciPy checks: SciPy is the oracle, and each check fails on a deliberately wrong wrapper."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+
+import jext.scipy
+from jext.scipy import Domain, ScipyWrapper
+from jext.testing._scipy_checks import run_scipy_check
+
+
+def erf_wrapper(function: Any, **options: Any) -> ScipyWrapper:
+    return ScipyWrapper(
+        scope="special",
+        name="erf",
+        mirrors="scipy.special.erf",
+        function=function,
+        domains=(Domain(((-3.0, 3.0),)),),
+        tolerances={"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-14)},
+        **{"differentiable": (0,), **options},
+    )
+
+
+def status(wrapper: ScipyWrapper, check: str) -> tuple[str, str]:
+    result = run_scipy_check(wrapper, check)
+    return result.status, result.message
+
+
+def test_a_correct_wrapper_passes_every_check() -> None:
+    wrapper = erf_wrapper(jsp.erf)
+    for check in ["values", "edge_cases", "gradients", "jit_vmap"]:
+        assert status(wrapper, check)[0] == "pass", check
+
+
+def test_wrong_values_fail() -> None:
+    st, message = status(erf_wrapper(jnp.tanh), "values")
+    assert st == "fail" and "SciPy gives" in message
+
+
+def test_wrong_value_at_infinity_fails_edge_cases() -> None:
+    wrapper = erf_wrapper(lambda x: jnp.where(jnp.isinf(x), 0.0, jsp.erf(x)))
+    assert status(wrapper, "values")[0] == "pass"
+    st, message = status(wrapper, "edge_cases")
+    assert st == "fail" and "inf" in message
+
+
+@jax.custom_jvp
+def erf_wrong_derivative(x: jax.Array) -> jax.Array:
+    return jsp.erf(x)
+
+
+@erf_wrong_derivative.defjvp
+def _erf_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    (x,), (t,) = primals, tangents
+    return jsp.erf(x), 4.0 / jnp.sqrt(jnp.pi) * jnp.exp(-x * x) * t  # twice the derivative
+
+
+def test_wrong_derivative_fails_gradients() -> None:
+    st, message = status(erf_wrapper(erf_wrong_derivative), "gradients")
+    assert st == "fail" and "d/d(argument 0)" in message
+
+
+def test_shape_dependent_function_fails_jit_vmap() -> None:
+    wrapper = erf_wrapper(lambda x: jsp.erf(x) * (1.0 + 1e-3 * jnp.ndim(x)))
+    st, message = status(wrapper, "jit_vmap")
+    assert st == "fail" and "vmap vs jit" in message
+
+
+def test_no_differentiable_argument_is_a_skip_with_reason() -> None:
+    st, message = status(erf_wrapper(jsp.erf, differentiable=()), "gradients")
+    assert (st, message) == ("skip", "the wrapper declares no differentiable argument")
+
+
+def test_bundled_wrapper_meets_its_tolerances() -> None:
+    (ellipk,) = [w for w in jext.scipy.entries("special") if w.name == "ellipk"]
+    assert (ellipk.status, ellipk.providers) == ("plugin", ("scipy-special",))
+    from jext_scipy_special import WRAPPERS
+
+    wrapper = next(w for w in WRAPPERS if w.name == "ellipk")
+    for check in ["values", "edge_cases", "gradients", "jit_vmap"]:
+        assert status(wrapper, check) == ("pass", ""), check
+
+
+def test_audit_reports_where_jax_disagrees_with_scipy() -> None:
+    from jext.scipy._audit import audited
+
+    digamma = next(w for w in audited() if w.name == "digamma")
+    st, message = status(digamma, "edge_cases")
+    assert st == "fail" and "SciPy gives" in message  # jax gives nan at 0, SciPy -inf
