@@ -36,9 +36,9 @@ VS_PHILOX_GOAL = 1.0  # the fastest jext generator
 
 BUILTINS: dict[str, Hashable] = {"threefry2x32": "threefry2x32", "philox4x32": "philox4x32"}
 JEXT: dict[str, Hashable] = {
-    "philox4x64": PHILOX4X64,
-    "chacha20": CHACHA20,
-    "threefry4x64": THREEFRY4X64,
+    "philox4x64": PHILOX4X64.jax_impl,
+    "chacha20": CHACHA20.jax_impl,
+    "threefry4x64": THREEFRY4X64.jax_impl,
 }
 
 
