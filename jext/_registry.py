@@ -344,22 +344,28 @@ class Registry:
         entry = self._plugins.get(plugin)
         return entry.label() if entry is not None else f"plugin {plugin!r}"
 
-    def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[..., Any]]) -> str | None:
+    def _commit_named(
+        self, table: dict[str, Owned[Any]], plugin: _Plugin, staged: list[Any], what: str
+    ) -> str | None:
+        """Commit ``staged`` items by name into ``table``, all or none; a clash is the cause."""
         seen: set[str] = set()
-        for prim in staged:
-            owner = self._primitives.get(prim.name)
+        for item in staged:
+            owner = table.get(item.name)
             if owner is not None:
-                return (
-                    f"primitive {prim.name!r} is already registered by "
-                    f"{self._owner_label(owner.plugin)}"
-                )
-            if prim.name in seen:
-                return f"primitive {prim.name!r} registered twice"
-            seen.add(prim.name)
-        for prim in staged:
-            self._primitives[prim.name] = Owned(prim, plugin.name)
-        self._apply_lowerings()
+                by = self._owner_label(owner.plugin)
+                return f"{what} {item.name!r} is already registered by {by}"
+            if item.name in seen:
+                return f"{what} {item.name!r} registered twice"
+            seen.add(item.name)
+        for item in staged:
+            table[item.name] = Owned(item, plugin.name)
         return None
+
+    def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[..., Any]]) -> str | None:
+        cause = self._commit_named(self._primitives, plugin, staged, "primitive")
+        if cause is None:
+            self._apply_lowerings()
+        return cause
 
     def _commit_lowerings(self, plugin: _Plugin, staged: list[PendingLowering]) -> str | None:
         for low in staged:
@@ -376,21 +382,18 @@ class Registry:
     def _apply_lowerings(self) -> None:
         for i, low in enumerate(self._lowerings):
             owner = self._primitives.get(low.primitive)
-            if i not in self._applied_lowerings and owner is not None:
+            if i in self._applied_lowerings or owner is None:
+                continue
+            self._applied_lowerings.add(i)
+            try:
                 owner.item.def_lowering(low.rule, platform=low.platform, raw=low.raw)
-                self._applied_lowerings.add(i)
+            except Exception as err:  # a rule that waited for its primitive and does not fit it
+                vendor = self._plugins.get(low.plugin)
+                if vendor is not None:
+                    self._fail(vendor, f"jext_register_lowerings: {err}")
 
     def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
-        for impl in staged:
-            owner = self._rng_impls.get(impl.name)
-            if owner is not None:
-                return (
-                    f"RNG implementation {impl.name!r} is already registered by "
-                    f"{self._owner_label(owner.plugin)}"
-                )
-        for impl in staged:
-            self._rng_impls[impl.name] = Owned(impl, plugin.name)
-        return None
+        return self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
 
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         if not staged:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import jext
+import jext.random
 from jext._registry import Registry
 from tests import plugin_packages as pp
 from tests.conftest import run_python
@@ -215,6 +216,49 @@ def test_a_later_primitive_picks_up_an_unused_lowering() -> None:
     )
     assert prim.lowering_platforms()["rocm"].endswith("rocm_rule")
     assert all(p.notes == () for p in registry.plugins())
+
+
+def test_a_waiting_lowering_that_does_not_fit_fails_its_own_plugin() -> None:
+    registry = Registry(group="jext-none")
+    prim = jext.primitive("tests.late_misfit")(lambda x, /: x)
+    registry.register(
+        SimpleNamespace(
+            jext_register_lowerings=jext.hookimpl(
+                # Two positional parameters for a one-operand primitive: refused when applied.
+                lambda registry: registry.add_lowering("tests.late_misfit", lambda a, b: a)
+            )
+        ),
+        name="misfit-vendor",
+    )
+    registry.load()
+    with pytest.warns(jext.PluginWarning, match="misfit-vendor"):
+        registry.register(
+            SimpleNamespace(
+                jext_register_primitives=jext.hookimpl(lambda registry: registry.add(prim))
+            ),
+            name="late-owner",
+        )
+    status = {p.name: p.status for p in registry.plugins()}
+    assert status == {"late-owner": "loaded", "misfit-vendor": "error"}
+    assert prim.lowering_platforms()["cpu"] == "reference"
+
+
+def test_two_impls_of_one_name_in_one_hook_are_refused() -> None:
+    registry = Registry(group="jext-none")
+    impl = jext.random.get_impl("jext.philox4x64")
+    registry.register(
+        SimpleNamespace(
+            jext_register_rng_impls=jext.hookimpl(
+                lambda registry: [registry.add(impl), registry.add(impl)]
+            )
+        ),
+        name="twice-rng",
+    )
+    with pytest.warns(
+        jext.PluginWarning, match="RNG implementation 'jext.philox4x64' registered twice"
+    ):
+        registry.load()
+    assert dict(registry.rng_impls()) == {}
 
 
 def test_registering_a_plugin_name_twice_is_refused() -> None:
