@@ -39,7 +39,7 @@ from jext.typing import (
     TransposeRule,
 )
 
-__all__ = ["Primitive", "defined_primitives", "primitive"]
+__all__ = ["LoweringInfo", "Primitive", "defined_primitives", "primitive"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -99,6 +99,17 @@ class _Lowering:
             return "reference"
         name = getattr(self.fn, "__qualname__", repr(self.fn))
         return f"{name} (raw)" if self.raw else name
+
+
+@dataclass(frozen=True, slots=True)
+class LoweringInfo:
+    """Which rule a platform lowers a primitive with (see :meth:`Primitive.lowering_rule`)."""
+
+    platform: str
+    label: str  # "reference" or the rule's qualified name ("... (raw)" for MLIR rules)
+    kind: Literal["reference", "traceable", "raw"]
+    fn: Callable[..., Any]  # "reference"/"traceable": called like the primitive
+    batching: Literal["vmap", "loop"]  # how the batched primitive runs this rule
 
 
 def primitive(
@@ -898,6 +909,32 @@ class Primitive(Generic[P, R]):
                 f"@{self._name.rsplit('.', 1)[-1]}.def_lowering(platform={where!r})"
             )
         return low.mlir_rule(ctx, *values, **bind_params)
+
+    def lowering_rule(self, platform: str) -> LoweringInfo | None:
+        """The rule ``platform`` lowers with (None: no rule), for checkers and reports.
+
+        ``kind`` is ``"reference"``, ``"traceable"`` or ``"raw"``; for the first two ``fn``
+        is called like the primitive (operands, then static params as keywords) and can
+        run on any backend, so a checker can hold a tpu rule to the reference on CPU.
+        """
+        low = self._resolve_lowering(platform)
+        if low is None:
+            return None
+        kind: Literal["reference", "traceable", "raw"] = (
+            "reference" if low.is_reference else "raw" if low.raw else "traceable"
+        )
+        fn = low.fn
+        if kind == "traceable":
+            arity = rule_arity(
+                self._name, "lowering", fn, positional=None, param_names=self._signature.param_names
+            )
+            rule_fn = fn
+
+            def call(*operands: Any, **params: Any) -> Any:
+                return rule_fn(*operands, **arity.select(params))
+
+            fn = call
+        return LoweringInfo(platform, low.label, kind, fn, "loop" if low.raw else "vmap")
 
     def lowering_platforms(self) -> dict[str, str]:
         """Each platform that has a lowering rule, and which rule (``"reference"`` or its name)."""
