@@ -351,10 +351,16 @@ def run_eagerly(fun: Callable[..., Any], *args: Any) -> Any:
         _config.disable_jit.set_local(previous)
 
 
-def add_batch_axis(aval: AbstractValue, size: int) -> AbstractValue:
-    """``aval`` with a new leading axis of ``size`` (unsharded along it)."""
-    out: AbstractValue = _core.unmapped_aval(size, 0, aval)  # type: ignore[assignment]
+def add_batch_axis(aval: AbstractValue, size: int, mesh_axis: Any = None) -> AbstractValue:
+    """``aval`` with a new leading axis of ``size``, sharded along ``mesh_axis`` (or not)."""
+    out: AbstractValue = _core.unmapped_aval(size, 0, aval, mesh_axis)  # type: ignore[assignment]
     return out
+
+
+def leading_axis_sharding(aval: AbstractValue) -> Any:
+    """The mesh axis (or axes) ``aval``'s leading axis is sharded along, or None."""
+    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    return spec[0] if spec is not None and len(spec) > 0 else None
 
 
 def drop_batch_axis(aval: AbstractValue, size: int) -> AbstractValue:

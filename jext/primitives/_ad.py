@@ -53,7 +53,7 @@ def jvp(
         zero_outs[:] = [_jax.is_symbolic_zero(t) for t in touts]
         return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
 
-    masks = [(*mask, *(mask[i] for i in nonzero)) for _, mask in levels]
+    masks = [(*mask, *(mask[i] for i in nonzero)) for _, mask, _ in levels]
     results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
     n_out = len(zero_outs)
     outs, given_touts = results[:n_out], iter(results[n_out:])
@@ -201,7 +201,7 @@ def _jvp_of_forward_half(
     outs = core.bind(form, *primals)
     per_example = unbatched_avals([_jax.typeof(p) for p in primals], form.levels)
     forward = linearized(core, form.base, per_example).forward
-    masks = [mask for _, mask in form.levels]
+    masks = [mask for _, mask, _ in form.levels]
     fn = over_levels(_jax.jaxpr_as_fun(forward), form.levels, masks)
     _, touts = jax.jvp(fn, tuple(primals), tuple(_jax.instantiate_zeros(t) for t in tangents))
     return outs, list(touts)
@@ -245,7 +245,7 @@ def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -
         solved[:] = [ct is not None for ct in result]
         return [ct for ct in result if ct is not None]
 
-    masks = [(*(True for _ in cts), *(mask[i] for i in values)) for _, mask in levels]
+    masks = [(*(True for _ in cts), *(mask[i] for i in values)) for _, mask, _ in levels]
     results = iter(over_levels(one, levels, masks)(*cts, *(args[i] for i in values)))
     out: list[Any] = []
     for i, has in enumerate(solved):
@@ -254,7 +254,7 @@ def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -
             continue
         ct = next(results)
         # A level that does not batch this operand: its cotangent sums over that axis.
-        unbatched = tuple(k for k, (_, mask) in enumerate(levels) if not mask[i])
+        unbatched = tuple(k for k, (_, mask, _) in enumerate(levels) if not mask[i])
         out.append(jnp.sum(ct, axis=unbatched) if unbatched else ct)
     return out
 

@@ -33,7 +33,7 @@ def over_levels(
     result carries every level's axis, outermost first.
     """
     g: Callable[..., Any] = fn
-    for (size, _), mask in reversed(list(zip(levels, masks, strict=True))):
+    for (size, _, _), mask in reversed(list(zip(levels, masks, strict=True))):
         g = jax.vmap(g, in_axes=tuple(0 if m else None for m in mask), out_axes=0, axis_size=size)
     return lambda *args: list(g(*args))
 
@@ -71,7 +71,7 @@ def run_over_levels(
     """
     if not levels:
         return list(fn(*args))
-    (size, mask), rest = levels[0], levels[1:]
+    (size, mask, _), rest = levels[0], levels[1:]
     if size == 0:
         return [jnp.zeros(a.shape, a.dtype) for a in out_avals]
     inner_avals = [_jax.drop_batch_axis(a, size) for a in out_avals]
@@ -100,7 +100,9 @@ def batch(
         return _batch_custom(core, args, dims, size, form)
     batched = tuple(d is not None for d in dims)
     moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
-    outs = core.bind(form.with_level((size, batched)), *moved)
+    # Under explicit sharding the batch axis keeps the mesh axis it is sharded along.
+    mesh_axis = _jax.leading_axis_sharding(_jax.typeof(moved[batched.index(True)]))
+    outs = core.bind(form.with_level((size, batched, mesh_axis)), *moved)
     return outs, [0] * len(outs)
 
 

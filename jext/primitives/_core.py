@@ -5,8 +5,9 @@ whose names start with ``jext_``:
 
 - ``jext_operand_tree``: the operand pytree, when the operands are not a flat tuple;
 - ``jext_vmap``: the batch levels added by ``vmap``, outermost first, each
-  ``(size, batched)`` with one flag per flat operand.  A batched operand carries one
-  leading axis per level that batches it; every result carries one per level.  So under
+  ``(size, batched, mesh_axis)`` with one flag per flat operand.  A batched operand carries one
+  leading axis per level that batches it; every result carries one per level (sharded
+  along the level's mesh axis, under explicit sharding).  So under
   ``vmap`` the equation stays this primitive, and each rule kind applies to the batch;
 - ``jext_linearize``: the forward half of the default JVP (results, then the residuals
   the linear half needs), with one flag per operand saying whether its tangent is used.
@@ -19,7 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar, final
 
 from jax import tree_util
 
@@ -37,6 +38,7 @@ __all__ = [
     "Form",
     "Level",
     "LruCache",
+    "StaticParam",
     "describe",
     "flat_tree",
     "typed_key",
@@ -49,7 +51,8 @@ LINEARIZE_PARAM: Final = RESERVED_PARAM_PREFIX + "linearize"
 CACHE_SIZE: Final = 256
 """Entries each per-primitive cache keeps (least recently used first out)."""
 
-Level = tuple[int, tuple[bool, ...]]
+Level = tuple[int, tuple[bool, ...], Any]
+"""``(size, batched flags per operand, mesh axis of the batch axis or None)``."""
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -101,6 +104,41 @@ def typed_key(value: Any) -> Hashable:
     return (type(value), value)
 
 
+@final
+class StaticParam:
+    """A static param as it sits in an equation: equal only to the same type and value.
+
+    JAX caches abstract evaluation and compilation by equation params, where ``2``,
+    ``2.0`` and ``True`` are equal; the wrapper keeps them apart (the result dtype of
+    ``x * factor`` depends on which).  It prints as the value, so jaxprs read as usual.
+    """
+
+    __slots__ = ("_key", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._key = typed_key(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StaticParam) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    __str__ = __repr__
+
+
+def _wrap(value: Any) -> Any:
+    return value if isinstance(value, str) or value is None else StaticParam(value)
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if type(value) is StaticParam else value
+
+
 @dataclass(frozen=True, slots=True)
 class Form:
     """One equation's hidden params, parsed: which form of the primitive it binds."""
@@ -121,7 +159,7 @@ class Form:
         return Form(self.in_tree, self.params)
 
     def bind_params(self) -> dict[str, Any]:
-        out = dict(self.params)
+        out = {k: _wrap(v) for k, v in self.params.items()}
         if not _is_flat(self.in_tree):
             out[TREE_PARAM] = self.in_tree
         if self.levels:
@@ -143,7 +181,7 @@ class Form:
 
 
 def parse_form(bind_params: Mapping[str, Any], n_operands: int) -> Form:
-    params = dict(bind_params)
+    params = {k: _unwrap(v) for k, v in bind_params.items()}
     in_tree = params.pop(TREE_PARAM, None)
     levels = params.pop(LEVELS_PARAM, ())
     linearize = params.pop(LINEARIZE_PARAM, None)
@@ -264,7 +302,7 @@ def _is_flat(tree: Any) -> bool:
 def unbatched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
     """The per-example avals of operands batched by ``levels``."""
     out = list(avals)
-    for size, batched in levels:
+    for size, batched, _ in levels:
         out = [_jax.drop_batch_axis(a, size) if b else a for a, b in zip(out, batched, strict=True)]
     return out
 
@@ -272,6 +310,6 @@ def unbatched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
 def batched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
     """Result avals under ``levels``: one leading axis per level, outermost first."""
     out = list(avals)
-    for size, _ in reversed(levels):
-        out = [_jax.add_batch_axis(a, size) for a in out]
+    for size, _, mesh_axis in reversed(levels):
+        out = [_jax.add_batch_axis(a, size, mesh_axis) for a in out]
     return out

@@ -74,7 +74,7 @@ def form_function(
     """The flat traceable function the equation binding ``form`` computes with ``entry``."""
     levels = form.levels
     fn = _per_example_function(core, form.base, entry, platform)
-    masks = [mask for _, mask in levels]
+    masks = [mask for _, mask, _ in levels]
     if not levels:
         return fn
     if entry.raw and form.linearize is None:
@@ -133,6 +133,15 @@ def rule_as_function(core: Core, entry: LoweringEntry) -> Callable[..., Any]:
     if entry.rule is None:
         return core.reference
     rule = entry.rule
+    if entry.raw:
+
+        def raw(*operands: Any, **params: Any) -> Any:
+            raise RuleError(
+                f"lowering rule {entry.label!r} of primitive {core.name!r} is a raw MLIR "
+                "rule: it runs only while JAX lowers the primitive, not as a function"
+            )
+
+        return raw
 
     def call(*operands: Any, **params: Any) -> Any:
         return rule(*operands, params=params)

@@ -313,14 +313,15 @@ class Primitive(Generic[P, R]):
     def _define(self, kind: str, **changes: Any) -> None:
         core = self._core
         with self._freeze_lock:
-            if core.frozen:
+            rules = core.rules.replace(**changes)
+            if core.frozen and rules != core.rules:
                 raise DefinitionError(
                     f"primitive {self.name!r}: cannot define its {kind} rule now: it has "
                     "already been called, which froze its rules (JAX caches what it "
                     f"compiled with them). Define @{core.short_name}.def_{kind} before the "
                     "first call."
                 )
-            core.rules = core.rules.replace(**changes)
+            core.rules = rules  # unchanged when frozen: defining the same rule again is fine
 
     # --- rule definitions --------------------------------------------------------------------
 
@@ -443,9 +444,11 @@ class Primitive(Generic[P, R]):
         self, rule: Callable[..., Any], *, platform: str | None = None, raw: bool = False
     ) -> None:
         """Raise :class:`jext.DefinitionError` where :meth:`def_lowering` would refuse these."""
-        self._lowering_entry(rule, platform=platform, raw=raw)
-        if self._core.frozen:
-            self._define("lowering")  # raises, naming the rule kind
+        entry = self._lowering_entry(rule, platform=platform, raw=raw)
+        if self._core.frozen:  # raises unless it is the rule already there
+            self._define(
+                "lowering", lowerings=self._core.rules.with_lowering(platform, entry).lowerings
+            )
 
     def _lowering_entry(
         self, rule: Callable[..., Any], *, platform: str | None, raw: bool
