@@ -39,7 +39,13 @@ from jext.typing import (
     TransposeRule,
 )
 
-__all__ = ["LoweringInfo", "Primitive", "defined_primitives", "primitive"]
+__all__ = [
+    "LoweringInfo",
+    "Primitive",
+    "defined_primitives",
+    "primitive",
+    "set_definition_arbiter",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -1040,11 +1046,23 @@ def _to_leading(x: Any, dim: int | None, size: int) -> Any:
     return jnp.moveaxis(x, dim, 0)
 
 
+# (name, known module, new module) -> whether the new definition replaces the known one.
+# jext's registry sets it: the plugin owning a name's namespace may define it even after
+# another module did (an impostor imported first), so import order never decides.
+_arbiter: list[Callable[[str, str, str], bool]] = [lambda name, known, new: False]
+
+
+def set_definition_arbiter(arbiter: Callable[[str, str, str], bool]) -> None:
+    """Let ``arbiter(name, known_module, new_module)`` allow a contested definition."""
+    _arbiter[0] = arbiter
+
+
 def _claim_name(prim: Primitive[..., Any]) -> None:
     """Record ``prim`` under its name; a different definition of the same name is an error.
 
     The same definition (same module and qualified name, as on a module reload or a
-    re-run notebook cell) replaces the earlier one.
+    re-run notebook cell) replaces the earlier one, and so does the definition of the
+    plugin owning the name's namespace (see ``set_definition_arbiter``).
     """
 
     def origin(p: Primitive[..., Any]) -> tuple[str, str]:
@@ -1053,7 +1071,11 @@ def _claim_name(prim: Primitive[..., Any]) -> None:
 
     with _DEFINITIONS_LOCK:
         known = _DEFINITIONS.get(prim.name)
-        if known is not None and origin(known) != origin(prim):
+        if (
+            known is not None
+            and origin(known) != origin(prim)
+            and not _arbiter[0](prim.name, origin(known)[0], origin(prim)[0])
+        ):
             a, b = origin(known), origin(prim)
             raise DuplicateNameError(
                 f"primitive name {prim.name!r} is already defined by {a[0]}.{a[1]}; "
