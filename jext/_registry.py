@@ -120,10 +120,19 @@ def _namespaces_of(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
 
 
+_JEXT_DIR: Final = os.path.dirname(os.path.abspath(hookspecs.__file__)) + os.sep
+
+
 def _where(err: BaseException) -> str:
-    """`` (file:line)`` of the innermost frame of ``err``'s traceback, or an empty string."""
+    """`` (file:line)`` of the plugin's innermost frame in ``err``'s traceback, or ``""``.
+
+    Frames in jext itself (a registrar refusing an argument) say less than the plugin's
+    line that called it.
+    """
     frames = traceback.extract_tb(err.__traceback__)
-    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_JEXT_DIR)]
+    frame = (theirs or frames or [None])[-1]
+    return f" ({frame.filename}:{frame.lineno})" if frame is not None else ""
 
 
 class PluginWarning(UserWarning):
@@ -691,7 +700,8 @@ class Registry:
         namespace and ``known_module`` is not, so an impostor imported first never keeps
         an owner from defining its own names.  Read from metadata (no plugin is imported).
         """
-        owner = self._metadata_owner_package(name)
+        # Read afresh: rare (two definitions of one name), and sys.path may have grown.
+        owner = self._metadata_owner_package(_discover(self._group), name)
         if owner is None:
             return False
 
@@ -700,8 +710,7 @@ class Registry:
 
         return inside(new_module) and not inside(known_module)
 
-    def _metadata_owner_package(self, name: str) -> str | None:
-        found = self._discovered()
+    def _metadata_owner_package(self, found: _Discovery, name: str) -> str | None:
         claims = [(n, ns, True) for n, _, ns in _CORE_PLUGINS]
         claims += [(ep.name, self._claims(ep.name, found.namespaces.get(ep.name, ())), False)
                    for ep in found.plugins]  # fmt: skip
