@@ -131,8 +131,8 @@ def _where(err: BaseException) -> str:
     """
     frames = traceback.extract_tb(err.__traceback__)
     theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_JEXT_DIR)]
-    frame = (theirs or frames or [None])[-1]
-    return f" ({frame.filename}:{frame.lineno})" if frame is not None else ""
+    chosen = theirs or list(frames)
+    return f" ({chosen[-1].filename}:{chosen[-1].lineno})" if chosen else ""
 
 
 class PluginWarning(UserWarning):
@@ -265,9 +265,7 @@ def _discover(group: str) -> _Discovery:
             )
         else:
             namespaces.setdefault(targets[0].name, []).append(ns.name)
-    return _Discovery(
-        tuple(found), {k: tuple(v) for k, v in namespaces.items()}, tuple(problems)
-    )
+    return _Discovery(tuple(found), {k: tuple(v) for k, v in namespaces.items()}, tuple(problems))
 
 
 def _settle(
@@ -317,8 +315,9 @@ def _settle(
         if outer is not None:
             del owners[ns]
             errors.setdefault(
-                owner, f"claims namespace {ns!r}, inside {outer!r}, which belongs to "
-                f"{label(owners[outer])}"
+                owner,
+                f"claims namespace {ns!r}, inside {outer!r}, which belongs to "
+                f"{label(owners[outer])}",
             )
     for name in errors:  # a failed plugin owns nothing
         for ns in [n for n, o in owners.items() if o == name]:
@@ -711,7 +710,9 @@ class Registry:
         return inside(new_module) and not inside(known_module)
 
     def _metadata_owner_package(self, found: _Discovery, name: str) -> str | None:
-        claims = [(n, ns, True) for n, _, ns in _CORE_PLUGINS]
+        claims: list[tuple[str, tuple[str, ...], bool]] = [
+            (n, ns, True) for n, _, ns in _CORE_PLUGINS
+        ]
         claims += [(ep.name, self._claims(ep.name, found.namespaces.get(ep.name, ())), False)
                    for ep in found.plugins]  # fmt: skip
         owners, _ = _settle(claims, repr)

@@ -430,7 +430,7 @@ def test_a_missing_name_names_its_broken_owner() -> None:
     )
     with pytest.warns(jext.PluginWarning):
         registry.load()
-    with pytest.raises(jext.UnknownNameError, match="owner, plugin 'broken-owner'.*no GPU"):
+    with pytest.raises(jext.UnknownNameError, match=r"owner, plugin 'broken-owner'.*no GPU"):
         registry.get_primitive("broken_owner.op")
 
 
@@ -499,7 +499,9 @@ def test_warnings_once_per_failure_but_never_hidden_by_error_filters(catalog_sit
         {},
     ],
 )
-def test_bundled_rngs_work_whatever_the_switches(switch: dict[str, str], catalog_site: Path) -> None:
+def test_bundled_rngs_work_whatever_the_switches(
+    switch: dict[str, str], catalog_site: Path
+) -> None:
     code = (
         "import sys, jax, jax.numpy as jnp, numpy as np, jext.random\n"
         "bits = jax.random.bits(jext.random.numpy_philox_key(7), (4,), jnp.uint32)\n"
