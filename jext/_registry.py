@@ -368,18 +368,19 @@ class Registry:
 
     # --- loading -----------------------------------------------------------------------------
 
-    def load(self) -> None:
+    def load(self, *, report: bool = True) -> None:
         """Discover and load plugins once, then report what failed (thread-safe).
 
         A failure is a :class:`PluginWarning` once per failure; with ``JEXT_STRICT=1``
         every call raises :class:`jext.PluginError` while anything failed, and a warning
         that a filter turns into an error is raised again on the next call, so no call
         returns a partial registry silently.  A plugin that reads the registry while it is
-        being imported sees what is registered so far.
+        being imported sees what is registered so far.  ``report=False`` only loads
+        (a primitive's first bind loads plugins for their lowerings; the next reader reports).
         """
         if not self._loaded:
             self._load_once()
-        if not self._loading:
+        if report and not self._loading:
             self._report()
 
     def _ensure_loaded(self) -> None:

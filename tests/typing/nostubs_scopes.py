@@ -1,6 +1,6 @@
 """Without the generated stubs, plugin-provided names still type-check, less precisely."""
 
-from typing import Any, assert_type
+from typing import assert_type
 
 import jax
 import jax.numpy as jnp
