@@ -207,7 +207,11 @@ def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
             extra = f" --out {shown}`" if problems else ""
             print(f"the stubs in {shown} are {verdict}{extra}", file=out)
             return 1 if problems else 0
-        written = write(folder, plugins=args.plugin)
+        try:
+            written = write(folder, plugins=args.plugin)
+        except JextError as exc:  # an unknown --plugin
+            print(f"jext stubgen: {exc}", file=sys.stderr)
+            return 2
     print(f"wrote {len(written)} files of the jext-stubs package to {shown}", file=out)
     print(f"install them with: pip install {shown}", file=out)
     return 0
