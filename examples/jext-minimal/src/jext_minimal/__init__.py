@@ -32,7 +32,9 @@ softsign.def_batching_elementwise()
 
 @softsign.def_examples
 def _examples() -> Iterator[jext.Example]:
-    yield jext.Example(np.linspace(-3.0, 3.0, 7, dtype=np.float32))
+    # Away from 0, where |x| has a kink: finite differences of the gradient are not
+    # the gradient of the gradient there.
+    yield jext.Example(np.linspace(-3.0, 3.0, 6, dtype=np.float32))
 
 
 @jext.hooks.register_primitives
