@@ -9,6 +9,7 @@ from typing import Any
 import jax
 
 from jext import _jax
+from jext.lowering._ffi import ffi_targets
 from jext.primitives._primitive import defined_primitives, record_lowerings, stop_recording
 
 __all__ = ["ALL_PLATFORMS", "PlatformExport", "export"]
@@ -59,7 +60,11 @@ def export(
     ]
     log = record_lowerings()
     try:
-        exported = _jax.export(fn, specs, platforms)
+        # FFI and Pallas GPU custom calls are refused by jax.export unless allowed by
+        # name: a jext rule that emits one is deliberate.  The module then runs only where
+        # the same plugin (FFI) or jax version (Pallas) is installed.
+        allowed = (*sorted(ffi_targets()), *_jax.PALLAS_GPU_CUSTOM_CALLS)
+        exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
     finally:
         stop_recording()
     known = defined_primitives()
