@@ -107,6 +107,14 @@ def shaped_array(shape: Sequence[int], dtype: Any, *, weak_type: bool = False) -
     return jax.core.ShapedArray(tuple(shape), np.dtype(dtype), weak_type=weak_type)
 
 
+def ffi_pycapsule(fn: Any) -> object:
+    """A ctypes function pointer wrapped in the PyCapsule that XLA registers as a handler."""
+    import jax.ffi
+
+    capsule: object = jax.ffi.pycapsule(fn)  # type: ignore[no-untyped-call]
+    return capsule
+
+
 def shape_dtype_struct(
     shape: Sequence[int], dtype: Any, *, weak_type: bool = False
 ) -> jax.ShapeDtypeStruct:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from _ctypes import CFuncPtr
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
@@ -170,7 +171,9 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
             return ctypes.CDLL(os.fspath(path))
         except OSError as err:
             detail = " ".join(str(err).split())  # dlerror() text, on one line
-            raise self._refuse(f"an FFI library it cannot load: {os.fspath(path)!r}: {detail}") from None
+            raise RegistrationError(
+                f"plugin {self._plugin!r} cannot load FFI library {os.fspath(path)!r}: {detail}"
+            ) from None
 
     def add(
         self,
@@ -200,24 +203,26 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
                 f"FFI target {name!r} for platform {platform!r}; expected one of "
                 f"{list(_FFI_PLATFORMS)}"
             )
-        self._staged.append(
-            FfiTarget(name, _as_handler(self, name, handler), platform, batch_partitionable, self._plugin)
+        target = FfiTarget(
+            name, self._handler(name, handler), platform, batch_partitionable, self._plugin
         )
+        self._staged.append(target)
 
+    def _handler(self, name: str, handler: object) -> object:
+        """``handler`` as XLA takes it: a PyCapsule, or {stage: PyCapsule}."""
 
-def _as_handler(registrar: FfiTargetRegistrar, name: str, handler: object) -> object:
-    def one(h: object) -> object:
-        if _is_capsule(h):
-            return h
-        if isinstance(h, ctypes._CFuncPtr):
-            import jax.ffi  # only when a plugin registers native handlers
+        def one(h: object) -> object:
+            if _is_capsule(h):
+                return h
+            if isinstance(h, CFuncPtr):
+                from jext import _jax  # jax loads only once a plugin has native handlers
 
-            return jax.ffi.pycapsule(h)
-        raise registrar._refuse(
-            f"{h!r} as the handler of FFI target {name!r}; expected a PyCapsule, a ctypes "
-            "function from registry.load_library(...), or a mapping of FFI stages to them"
-        )
+                return _jax.ffi_pycapsule(h)
+            raise self._refuse(
+                f"{h!r} as the handler of FFI target {name!r}; expected a PyCapsule, a ctypes "
+                "function from registry.load_library(...), or a mapping of FFI stages to them"
+            )
 
-    if isinstance(handler, Mapping):
-        return {str(stage): one(h) for stage, h in handler.items()}
-    return one(handler)
+        if isinstance(handler, Mapping):
+            return {str(stage): one(h) for stage, h in handler.items()}
+        return one(handler)

@@ -404,7 +404,9 @@ class Registry:
             owner = self._ffi_targets.get(key)
             if owner is not None and owner.plugin != plugin.name:
                 by = self._owner_label(owner.plugin)
-                return f"FFI target {target.name!r} on {target.platform} is already registered by {by}"
+                return (
+                    f"FFI target {target.name!r} on {target.platform} is already registered by {by}"
+                )
             if key in seen:
                 return f"FFI target {target.name!r} on {target.platform} registered twice"
             seen.add(key)

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
+from jext import _jax
 from jext._errors import DefinitionError, StaticParamError
 
 __all__ = ["AttrType", "VmapMethod", "ffi_rule", "ffi_targets"]
@@ -181,7 +182,7 @@ def ffi_rule(
             if name in params
         }
         specs = [
-            jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
+            _jax.shape_dtype_struct(jnp.shape(x), jnp.result_type(x))
             for x in tree_util.tree_leaves(operands)
         ]
         out_specs = jax.eval_shape(
@@ -191,7 +192,7 @@ def ffi_rule(
         out_leaves, out_tree = tree_util.tree_flatten(out_specs)
         call = jax.ffi.ffi_call(
             target,
-            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in out_leaves],
+            [_jax.shape_dtype_struct(s.shape, s.dtype) for s in out_leaves],
             vmap_method=vmap_method,
             has_side_effect=has_side_effect,
         )
@@ -250,9 +251,7 @@ def _convert(where: str, name: str, kind: str, value: Any) -> Any:
 
 
 def _scalar(refuse: Callable[[str], StaticParamError], dtype: np.dtype[Any], value: Any) -> Any:
-    if isinstance(value, np.ndarray | jax.Array) and np.ndim(value) == 0:
-        value = value.item()
-    elif isinstance(value, np.generic):
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         value = value.item()
     if dtype == np.bool_:
         if not isinstance(value, bool):
@@ -269,4 +268,6 @@ def _scalar(refuse: Callable[[str], StaticParamError], dtype: np.dtype[Any], val
         if not info.min <= value <= info.max:
             raise refuse(f"out of range [{info.min}, {info.max}]")
         return dtype.type(value)
+    if abs(value) != float("inf") and abs(value) > float(np.finfo(dtype).max):
+        raise refuse(f"it overflows {dtype.name}")
     return dtype.type(value)

@@ -120,7 +120,9 @@ def exports() -> dict[str, jext.lowering.PlatformExport]:
 
 
 def test_export_names_each_platforms_rule(exports: dict[str, jext.lowering.PlatformExport]) -> None:
-    rules = {name: {p: r[CASES[name][0].name] for p, r in e.rules.items()} for name, e in exports.items()}
+    rules = {
+        name: {p: r[CASES[name][0].name] for p, r in e.rules.items()} for name, e in exports.items()
+    }
     assert rules == {
         "softplus": {
             "cpu": "ffi:jext_native_softplus",

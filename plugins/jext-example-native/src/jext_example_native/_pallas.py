@@ -41,9 +41,9 @@ def _swish(
     per_block = block_rows * LANES
     padded = max(1, -(-n // per_block)) * per_block
     flat = jnp.pad(jnp.ravel(x), (0, padded - n)).reshape(padded // LANES, LANES)
-    out = pl.pallas_call(
+    out: jax.Array = pl.pallas_call(
         functools.partial(_swish_kernel, beta=float(beta)),
-        out_shape=jax.ShapeDtypeStruct(flat.shape, flat.dtype),
+        out_shape=jax.ShapeDtypeStruct(flat.shape, flat.dtype),  # type: ignore[no-untyped-call]
         grid=(flat.shape[0] // block_rows,),
         in_specs=[pl.BlockSpec((block_rows, LANES), lambda i: (i, 0))],
         out_specs=pl.BlockSpec((block_rows, LANES), lambda i: (i, 0)),
