@@ -10,9 +10,9 @@ import jax
 
 from jext import _jax
 from jext.lowering._ffi import ffi_targets
-from jext.primitives._primitive import defined_primitives, record_lowerings, stop_recording
+from jext.primitives._primitive import Primitive, defined_primitives
 
-__all__ = ["ALL_PLATFORMS", "PlatformExport", "export"]
+__all__ = ["ALL_PLATFORMS", "PlatformExport", "export", "primitives_in"]
 
 ALL_PLATFORMS: tuple[str, ...] = _jax.PLATFORMS
 """Every platform jext lowers for: ``("cpu", "cuda", "rocm", "tpu")``."""
@@ -37,6 +37,18 @@ class PlatformExport:
         return _jax.call_exported(self.exported, *args)
 
 
+def primitives_in(fn: Callable[..., Any], *args: Any) -> list[Primitive[..., Any]]:
+    """The jext primitives whose equations ``fn`` at ``args`` contains (any depth, in order)."""
+    by_jax = {id(p.jax_primitive): p for p in defined_primitives().values()}
+    closed = jax.make_jaxpr(fn)(*args)
+    found: dict[str, Primitive[..., Any]] = {}
+    for eqn in _jax.iter_equations(closed):
+        prim = by_jax.get(id(eqn.primitive))
+        if prim is not None:
+            found.setdefault(prim.name, prim)
+    return list(found.values())
+
+
 def export(
     fn: Callable[..., Any], *args: Any, platforms: Sequence[str] = ALL_PLATFORMS
 ) -> PlatformExport:
@@ -44,7 +56,8 @@ def export(
 
     No accelerator is needed: every platform's rule is lowered on this machine.  Raises
     :class:`jext.LoweringError` if a jext primitive in ``fn`` has no rule for one of
-    the platforms.
+    the platforms.  The report is read from each primitive's rules record, so it is the
+    same however often ``fn`` is exported, batched or differentiated.
 
     Example::
 
@@ -58,21 +71,14 @@ def export(
         else _jax.shape_dtype_struct(jax.numpy.shape(a), jax.numpy.result_type(a))
         for a in args
     ]
-    log = record_lowerings()
-    try:
-        # FFI and Pallas GPU custom calls are refused by jax.export unless allowed by
-        # name: a jext rule that emits one is deliberate.  The module then runs only where
-        # the same plugin (FFI) or jax version (Pallas) is installed.
-        allowed = (*sorted(ffi_targets()), *_jax.PALLAS_GPU_CUSTOM_CALLS)
-        exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
-    finally:
-        stop_recording()
-    known = defined_primitives()
-    lowered = [known[name] for name in dict.fromkeys(log) if name in known]
+    # FFI and Pallas GPU custom calls are refused by jax.export unless allowed by name:
+    # a jext rule that emits one is deliberate.  The module then runs only where the same
+    # plugin (FFI) or jax version (Pallas) is installed.
+    allowed = (*sorted(ffi_targets()), *_jax.PALLAS_GPU_CUSTOM_CALLS)
+    exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
+    used = primitives_in(fn, *specs)
     rules = {
-        platform: {
-            prim.name: prim.lowering_platforms().get(platform, "missing") for prim in lowered
-        }
+        platform: {prim.name: prim.lowering_platforms().get(platform, "missing") for prim in used}
         for platform in platforms
     }
     return PlatformExport(exported, rules)

@@ -31,10 +31,6 @@ CASES: dict[str, tuple[jext.Primitive[..., Any], tuple[np.ndarray, ...], dict[st
 FFI_TARGETS = {"softplus": "jext_native_softplus", "rms_norm": "jext_native_rms_norm"}
 RTOL = 2e-6
 
-VMAP_XFAIL = pytest.mark.xfail(
-    strict=True, reason="core: vmap drops the primitive (issue 10)", raises=ValueError
-)
-
 
 def _fn(name: str) -> tuple[Callable[..., Any], Callable[..., Any], tuple[np.ndarray, ...]]:
     prim, operands, params = CASES[name]
@@ -90,7 +86,7 @@ def test_grad_matches_the_reference(name: str) -> None:
         _close(g, w, rtol=2e-5)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=VMAP_XFAIL) for n in CASES])
+@pytest.mark.parametrize("name", list(CASES))
 def test_grad_of_vmap_matches_the_reference(name: str) -> None:
     kernel, reference, operands = _fn(name)
     axes = (0, *([None] * (len(operands) - 1)))
