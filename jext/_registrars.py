@@ -188,8 +188,9 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
         ``handler`` is a PyCapsule (from a compiled extension module), a ``ctypes``
         function from :meth:`load_library` (e.g. ``lib.MyHandler``), or a mapping of FFI
         stage names (``"instantiate"``, ``"prepare"``, ``"initialize"``, ``"execute"``) to
-        either.  With ``batch_partitionable=True`` XLA may split the call along its
-        leading (batch) axis when the operands are sharded along it; declare it only for
+        either.  ``batch_partitionable=True`` registers the target with
+        ``jax.ffi.register_ffi_target_as_batch_partitionable``, which lets XLA split the
+        call along leading (batch) axes the call marks as such; declare it only for
         handlers that treat leading axes as independent.
 
         Nothing reaches XLA until the hook returns: then every target of the hook is

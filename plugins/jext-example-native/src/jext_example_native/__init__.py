@@ -97,8 +97,8 @@ def rms_norm(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
 
 # Leading axes are rows to the kernel, and w's leading axes a prefix of x's: with
 # "broadcast_all" a vmapped batch axis comes in front of both, so a batch is one call.
-# The target is batch-partitionable (see register_ffi_targets): sharded along a leading
-# axis, each device runs the kernel on its own rows.
+# The target is declared batch-partitionable (see register_ffi_targets), the hook the
+# sharding work builds on; with jax 0.10 XLA still gathers a sharded operand (docs/native.md).
 rms_norm.def_lowering(
     jext.lowering.ffi_rule(
         "jext_native_rms_norm",
