@@ -21,6 +21,8 @@ import pluggy
 from jext import hookspecs
 from jext._errors import PluginError, UnknownNameError
 from jext._registrars import (
+    FfiTarget,
+    FfiTargetRegistrar,
     LoweringRegistrar,
     PendingLowering,
     PrimitiveRegistrar,
@@ -354,6 +356,7 @@ class Registry:
         self._lowerings: list[PendingLowering] = []
         self._applied_lowerings: set[int] = set()  # indices into _lowerings
         self._rng_impls: dict[str, Owned[Any]] = {}
+        self._ffi_targets: dict[tuple[str, str], Owned[FfiTarget]] = {}  # by (name, platform)
         self._scipy: dict[tuple[str, str], list[Owned[Any]]] = {}
         self._problems: list[str] = []
         self._causes: list[BaseException | None] = []  # the exception behind each problem
@@ -361,6 +364,7 @@ class Registry:
         # One phase per hook, in the order the hookspecs document; a new hook is one line.
         self._phases = [
             _Phase("jext_register_primitives", PrimitiveRegistrar, self._commit_primitives),
+            _Phase("jext_register_ffi_targets", FfiTargetRegistrar, self._commit_ffi_targets),
             _Phase("jext_register_lowerings", LoweringRegistrar, self._commit_lowerings),
             _Phase("jext_register_rng_impls", RngImplRegistrar, self._commit_rng_impls),
             _Phase("jext_register_scipy_wrappers", ScipyRegistrar, self._commit_scipy),
@@ -783,6 +787,36 @@ class Registry:
                 if vendor is not None:  # the vendor's fault, never the primitive owner's
                     self._fail(vendor, f"jext_register_lowerings: {err}", err)
 
+    def _commit_ffi_targets(self, plugin: _Plugin, staged: list[FfiTarget]) -> str | None:
+        """Register ``staged`` handlers with XLA, all or none; a name clash is the cause."""
+        seen: set[tuple[str, str]] = set()
+        for target in staged:
+            key = (target.name, target.platform)
+            owner = self._ffi_targets.get(key)
+            if owner is not None and owner.plugin != plugin.name:
+                by = self._owner_label(owner.plugin)
+                return (
+                    f"FFI target {target.name!r} on {target.platform} is already registered by {by}"
+                )
+            if key in seen:
+                return f"FFI target {target.name!r} on {target.platform} registered twice"
+            seen.add(key)
+        if not staged:
+            return None
+        import jax.ffi  # only once a plugin has native handlers
+
+        for target in staged:
+            try:
+                jax.ffi.register_ffi_target(
+                    target.name, target.handler, platform=target.platform, api_version=1
+                )
+                if target.batch_partitionable:
+                    jax.ffi.register_ffi_target_as_batch_partitionable(target.name)
+            except Exception as err:  # XLA refused it: report, as for any plugin fault
+                return f"XLA refused FFI target {target.name!r} on {target.platform}: {err}"
+            self._ffi_targets[(target.name, target.platform)] = Owned(target, plugin.name)
+        return None
+
     def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         return self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
 
@@ -852,6 +886,11 @@ class Registry:
                 return found
         self.load()
         return self._rng_impls.get(name)
+
+    def ffi_targets(self) -> Mapping[tuple[str, str], Owned[FfiTarget]]:
+        """Every registered FFI handler by ``(target name, platform)``, and its plugin."""
+        self.load()
+        return MappingProxyType(dict(sorted(self._ffi_targets.items())))
 
     def scipy_wrappers(self) -> Mapping[tuple[str, str], Sequence[Owned[Any]]]:
         self.load()

@@ -260,6 +260,36 @@ FAULTS: dict[str, tuple[Package, str]] = {
         ),
         "jax.scipy.special.erfc exists; a plugin replaces it only by saying why",
     ),
+    "ffi_library_missing": (
+        _pkg(
+            "jext-fault-ffi",
+            """
+            from pathlib import Path
+
+            import jax.numpy as jnp
+            import jext
+            import jext.lowering
+
+            @jext.primitive("faultffi.twice")
+            def twice(x, /):
+                return 2 * x
+
+            twice.def_lowering(
+                jext.lowering.ffi_rule("jext_fault_twice", primitive=twice), platform="cpu"
+            )
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                registry.add(twice)
+
+            @jext.hookimpl
+            def jext_register_ffi_targets(registry):
+                lib = registry.load_library(Path(__file__).with_name("libjext_fault_missing.so"))
+                registry.add("jext_fault_twice", lib.Twice)
+            """,
+        ),
+        "cannot load FFI library",
+    ),
     "bad_lowering_platform": (
         _pkg(
             "jext-fault-platform",

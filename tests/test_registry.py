@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import jext
+import jext.lowering
 import jext.random
 from jext._registry import Registry
 from tests import plugin_packages as pp
@@ -74,6 +75,26 @@ def test_each_fault_is_isolated_and_reported_in_one_line(
     assert info["example-primitives"].status == "loaded"
     double = registry.get_primitive("faultgood.double")
     np.testing.assert_allclose(double(jnp.ones(2)), 2 * np.ones(2))
+
+
+def test_a_missing_ffi_library_names_itself_and_the_os_error(
+    catalog_registry: tuple[Registry, list[str]],
+) -> None:
+    registry, _ = catalog_registry
+    info = {p.name: p for p in registry.plugins()}
+    error = info["fault-ffi"].error or ""
+    assert "libjext_fault_missing.so: cannot open shared object file: No such file" in error
+    # Its primitive stays registered: the other platforms' rules keep working, and the
+    # cpu rule still exports (the handler is needed only to run).
+    twice = registry.get_primitive("faultffi.twice")
+    exported = jext.lowering.export(twice, jnp.ones(3))
+    assert {p: r["faultffi.twice"] for p, r in exported.rules.items()} == {
+        "cpu": "ffi:jext_fault_twice",
+        "cuda": "reference",
+        "rocm": "reference",
+        "tpu": "reference",
+    }
+    assert ("jext_fault_twice", "cpu") not in registry.ffi_targets()
 
 
 def test_unused_lowering_is_a_note_not_an_error(
