@@ -27,6 +27,7 @@ from jext_scipy_special._functions import (
     lambertw,
     stdtr,
 )
+from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 
 __all__ = [
     "WRAPPERS",
@@ -129,6 +130,9 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         differentiable=(1,),
     ),
 )
+
+
+WRAPPERS += _ELEMENTARY
 
 
 @jext.hooks.register_scipy_wrappers
