@@ -28,6 +28,7 @@ from jext_scipy_special._functions import (
     stdtr,
 )
 from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
+from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
 
 __all__ = [
     "WRAPPERS",
@@ -133,6 +134,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
 
 
 WRAPPERS += _ELEMENTARY
+WRAPPERS += _GAMMADIST
 
 
 @jext.hooks.register_scipy_wrappers

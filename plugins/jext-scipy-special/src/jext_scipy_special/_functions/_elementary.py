@@ -23,7 +23,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import as_float_arrays, is_double
+from ._common import as_float_arrays, eps_of, is_double
 from ._declare import declare
 
 __all__ = [
@@ -63,7 +63,7 @@ def exprel(x: ArrayLike) -> jax.Array:
     Differentiable: ``(x e^x - e^x + 1) / x^2``.
     """
     (x,) = as_float_arrays(x)
-    tiny = jnp.abs(x) < float(jnp.finfo(x.dtype).eps)
+    tiny = jnp.abs(x) < eps_of(x)
     xs = jnp.where(tiny, 1.0, x)
     out = jnp.where(tiny, 1.0 + 0.5 * x, jnp.expm1(xs) / xs)
     return jnp.where(x > 717.0, jnp.inf, out)
