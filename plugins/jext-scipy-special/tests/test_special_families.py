@@ -14,10 +14,13 @@ import jax.numpy as jnp
 import mpmath
 import numpy as np
 import pytest
-from jext_scipy_special._functions import _elementary, _gammadist
+from jext_scipy_special._functions import _elementary, _gammadist, _stats
 from jext_scipy_special._functions._elementary import cosm1, cotdg, tandg
 
-from jext.scipy import ScipyWrapper
+import jext.scipy
+from jext._errors import DefinitionError
+from jext.scipy import Domain, ScipyWrapper
+from jext.scipy._scopes import in_jax
 from jext.testing._scipy_checks import (
     _compare,
     _edge_points,
@@ -27,7 +30,7 @@ from jext.testing._scipy_checks import (
     run_scipy_check,
 )
 
-WRAPPERS: tuple[ScipyWrapper, ...] = _elementary.WRAPPERS + _gammadist.WRAPPERS
+WRAPPERS: tuple[ScipyWrapper, ...] = _elementary.WRAPPERS + _gammadist.WRAPPERS + _stats.WRAPPERS
 IDS = [w.name for w in WRAPPERS]
 N = 400  # per domain
 
@@ -108,3 +111,40 @@ def test_a_naive_formula_fails_the_same_comparison() -> None:
     want = [_mp(lambda t: mpmath.cot(t * mpmath.pi / 180), v) for v in c]
     with pytest.raises(AssertionError):
         np.testing.assert_allclose(naive, want, rtol=1e-13)
+
+
+def test_stats_distribution_methods_read_like_scipy_stats() -> None:
+    from jext.scipy import stats
+
+    chi2 = stats.chi2
+    assert chi2.ppf.name == "chi2.ppf"  # the plugin's wrapper ...
+    assert chi2.pdf is jax.scipy.stats.chi2.pdf  # ... next to jax.scipy's own methods
+    assert stats.gamma.isf.mirrors == "scipy.stats.gamma.isf"
+    assert stats.norm is jax.scipy.stats.norm  # untouched distributions stay jax's modules
+    assert "chi2" in dir(stats) and "chi2.ppf" not in dir(stats)
+    entry = next(e for e in jext.scipy.entries("stats") if e.name == "chi2.ppf")
+    assert (entry.status, entry.providers) == ("plugin", ("scipy-special",))
+    with jax.enable_x64(True):
+        got = float(stats.chi2.isf(1e-300, 3.0))
+    import scipy.stats as st  # type: ignore[import-untyped]
+
+    assert got == pytest.approx(st.chi2.isf(1e-300, 3.0), rel=1e-12)
+
+
+def test_dotted_names_are_one_distribution_method() -> None:
+    def make(name: str) -> ScipyWrapper:
+        return ScipyWrapper(
+            scope="stats",
+            name=name,
+            mirrors="scipy.stats.chi2.ppf",
+            function=abs,
+            domains=(Domain(((0.0, 1.0),)),),
+        )
+
+    assert make("chi2.ppf").qualified_name == "jext.scipy.stats.chi2.ppf"
+    for bad in ("chi2.ppf.x", "chi2.", "2chi.ppf"):
+        with pytest.raises(DefinitionError, match="distribution's method"):
+            make(bad)
+    # A method jax.scipy already has counts as a jax name (replacing it needs a reason).
+    assert in_jax("stats", "chi2.cdf") and not in_jax("stats", "chi2.ppf")
+    assert in_jax("special", "gammaln") and not in_jax("special", "chdtri")

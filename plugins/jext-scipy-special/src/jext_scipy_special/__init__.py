@@ -29,6 +29,7 @@ from jext_scipy_special._functions import (
 )
 from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
+from jext_scipy_special._functions._stats import WRAPPERS as _STATS
 
 __all__ = [
     "WRAPPERS",
@@ -135,6 +136,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
 
 WRAPPERS += _ELEMENTARY
 WRAPPERS += _GAMMADIST
+WRAPPERS += _STATS
 
 
 @jext.hooks.register_scipy_wrappers

@@ -207,7 +207,9 @@ def radian(d: ArrayLike, m: ArrayLike, s: ArrayLike) -> jax.Array:
     """Degrees, arcminutes and arcseconds to radians, mirroring ``scipy.special.radian``.
     Differentiable in all three."""
     d, m, s = as_float_arrays(d, m, s)
-    return (d + m / 60.0 + s / 3600.0) * _PI180
+    # Products with the rounded reciprocals: two divisions cost more than the
+    # whole rest, and the result stays within 2 ulp.
+    return (d + m * (1.0 / 60.0) + s * (1.0 / 3600.0)) * _PI180
 
 
 def huber(delta: ArrayLike, r: ArrayLike) -> jax.Array:

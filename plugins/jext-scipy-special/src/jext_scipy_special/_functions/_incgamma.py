@@ -203,7 +203,7 @@ def gammaincc_inv(a: jax.Array, q: jax.Array) -> jax.Array:
         x_new = jnp.where(upper, x_up, x_low)
         return jnp.where(jnp.isfinite(x_new) & (x_new > 0.0), x_new, x)
 
-    x = lax.fori_loop(0, 6 if is_double(x0) else 4, newton, x0)
+    x = lax.fori_loop(0, 6, newton, x0)
     x = jnp.where(valid, x, jnp.nan)
     x = jnp.where((q == 1.0) & (a >= 0.0), 0.0, x)
     x = jnp.where((q == 0.0) & (a >= 0.0), jnp.inf, x)
