@@ -159,6 +159,10 @@ def _scope_stub(scope: str, reg: Registry) -> str:
     for entry in entries(scope, reg=reg):
         if entry.status == "conflict":
             continue  # no winner: accessing it raises, so the stub leaves it out
+        if "." in entry.name:
+            # A plugin's method of a distribution ("chi2.ppf"): the distribution keeps
+            # jax.scipy's type in the stub (its namespace gains the method at runtime).
+            continue
         if entry.status == "jax":
             module = own[entry.name]
             origin = module.__name__ if isinstance(module, types.ModuleType) else None
