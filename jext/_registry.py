@@ -823,10 +823,10 @@ class Registry:
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         if not staged:
             return None
-        from jext.scipy._scopes import jax_names  # jext.scipy imports this module
+        from jext.scipy._scopes import in_jax  # jext.scipy imports this module
 
         for wrapper in staged:
-            if wrapper.replaces_jax is None and wrapper.name in jax_names(wrapper.scope):
+            if wrapper.replaces_jax is None and in_jax(wrapper.scope, wrapper.name):
                 return (
                     f"jax.scipy.{wrapper.scope}.{wrapper.name} exists; a plugin replaces it "
                     "only by saying why (ScipyWrapper(replaces_jax=...))"

@@ -246,6 +246,10 @@ def _scope_stub(scope: str, sel: Selection) -> str:
     for entry in entries(scope, reg=sel.reg):
         if entry.status in ("conflict", "jax"):
             continue  # a conflict has no winner: accessing it raises, so the stub leaves it out
+        if "." in entry.name:
+            # A plugin's method of a distribution ("chi2.ppf"): the distribution keeps
+            # jax.scipy's type in the stub (its namespace gains the method at runtime).
+            continue
         owned = [o for o in wrappers[(scope, entry.name)] if o.plugin in entry.providers]
         if not owned or not any(sel.includes(o.plugin) for o in owned):
             continue
