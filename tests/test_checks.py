@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
-from jext.testing._checks import run_check
+from jext.testing._checks import check_report, run_check
 
 X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
 
@@ -123,6 +124,100 @@ def test_lowering_missing_for_tpu_fails_naming_it() -> None:
     assert st == "fail" and "no lowering for ['tpu']" in message
     result = run_check(prim, "lowering", prim.examples(), platforms=["cpu", "cuda"])
     assert result.status == "pass"
+
+
+def test_wrong_tpu_rule_fails_and_right_one_passes() -> None:
+    prim = make("tpu_rule", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: 3 * x, platform="tpu")  # runs on CPU: it is traceable
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "tpu rule" in message and "vs the reference" in message
+    prim.def_lowering(lambda x: x + x, platform="tpu")
+    assert status(prim, "lowering")[0] == "pass"
+    # Only the platforms asked for are held to the reference.
+    prim.def_lowering(lambda x: 3 * x, platform="tpu")
+    result = run_check(prim, "lowering", prim.examples(), platforms=["cpu", "cuda"])
+    assert result.status == "pass"
+
+
+def test_gpu_rule_right_at_the_examples_only_fails_under_vmap_or_grad() -> None:
+    prim = make("gpu_rule", lambda x, /: jnp.sin(x))
+    # Equal to the reference at the example, wrong at the perturbed batch and in slope.
+    prim.def_lowering(lambda x: jnp.sin(X) + 2 * (x - X), platform="gpu")
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "cuda rule" in message
+    assert "vmap of" in message or "grad of" in message
+
+
+def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:
+    prim = make("tpu_shape", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: jnp.concatenate([x, x]), platform="tpu")
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "['tpu']" in message
+    # The reason is on the verifier error's second line: it must be kept.
+    assert "doesn't match function result type" in message and "tensor<10xf32>" in message
+
+
+def test_abstract_eval_disagreeing_with_the_reference_says_so() -> None:
+    prim = make("aval_vs_reference", lambda x, /: x * 2)
+    prim.def_abstract_eval(lambda x: jax.ShapeDtypeStruct(x.shape, jnp.float16))
+    st, message = status(prim, "abstract_eval")
+    assert st == "fail" and "abstract eval gives float16[5], the reference returns" in message
+    # Other checks hit the mismatch as an MLIR verifier error: its reason is kept whole.
+    st, message = status(prim, "jit")
+    assert st == "fail" and "tensor<5xf16>" in message
+
+
+def test_batching_rule_with_wrong_out_dims_structure_fails_with_a_reason() -> None:
+    prim = make("bad_out_dims", lambda x, /: (x, x * 2))
+    prim.def_batching(lambda args, dims: ((args[0], args[0] * 2), ((0, 0),)))
+    st, message = status(prim, "batching")
+    assert st == "fail" and "raised RuleError" in message and "wrong structure" in message
+
+
+def test_correct_jvp_passes_where_the_output_is_infinite() -> None:
+    at_pole = np.array([0.0, 0.5, 1.0, 2.0], np.float32)
+    prim = make("log_at_zero", lambda x, /: jnp.log(x), jext.Example(at_pole))
+    prim.def_jvp(lambda p, t: (prim(p[0]), t[0] / p[0]))
+    st, message = status(prim, "jvp")
+    assert st == "pass" and "not compared at 1 point" in message
+    prim.def_jvp(lambda p, t: (prim(p[0]), 2 * t[0] / p[0]))
+    assert status(prim, "jvp")[0] == "fail"
+
+
+def test_infinite_and_nan_outputs_compare_as_values_without_warnings() -> None:
+    values = np.array([-np.inf, np.inf, np.nan, 1.0], np.float32)
+    prim = make("nonfinite", lambda x, /: x * 1, jext.Example(values))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf must not be computed
+        assert status(prim, "jit")[0] == "pass"
+        assert status(prim, "lowering")[0] == "pass"
+    prim = make("nonfinite_wrong", lambda x, /: x * 1, jext.Example(values))
+    prim.def_lowering(lambda x: -x, platform="tpu")  # -inf where inf is expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        st, message = status(prim, "lowering")
+    assert st == "fail" and "tpu rule" in message
+
+
+def test_nan_where_the_reference_is_finite_fails() -> None:
+    prim = make("nan_rule", lambda x, /: x + 1)
+    prim.def_lowering(lambda x: jnp.where(x > 0, jnp.nan, x + 1), platform="tpu")
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "nan" in message
+
+
+def test_json_report_is_strict_json() -> None:
+    prim = make("inf_error", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: x / 0.0, platform="tpu")
+    rep = check_report(prim, checks=["lowering"])
+    assert not rep.ok and rep.results[0].max_error == float("inf")
+
+    def reject(token: str) -> None:
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    data = json.loads(json.dumps(rep.to_json(), allow_nan=False), parse_constant=reject)
+    check = data["checks"]["lowering"]
+    assert check["max_error"] is None and check["max_error_nonfinite"] == "inf"
 
 
 def test_wrong_second_derivative_fails_higher_order() -> None:
