@@ -171,6 +171,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
                 args.names or None,
                 checks=args.checks,
                 platforms=args.platforms,
+                plugins=args.plugin,
                 progress=None if args.quiet else progress,
                 scipy_audit=args.scipy_audit,
             )
@@ -182,6 +183,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             {"ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]},
             out,
             indent=2,
+            allow_nan=False,  # strict JSON: reports hold null (and a flag) for inf and nan
         )
         print(file=out)
     else:
@@ -214,7 +216,16 @@ def _parser() -> argparse.ArgumentParser:
         "check", help="check every registered rule: JVPs, transposes, batching, lowerings..."
     )
     p_check.add_argument(
-        "names", nargs="*", metavar="NAME", help="primitives to check (default: all)"
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="names or globs ('mylib.*') of primitives, RNG impls, SciPy wrappers (default: all)",
+    )
+    p_check.add_argument(
+        "--plugin",
+        action="append",
+        metavar="PLUGIN",
+        help="check only what this plugin registers (repeatable)",
     )
     p_check.add_argument("--json", action="store_true", help="print a machine-readable report")
     p_check.add_argument("--checks", type=_csv, help="comma-separated checks to run (default: all)")

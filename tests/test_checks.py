@@ -289,3 +289,68 @@ def test_pytest_plugin_generates_a_test_per_primitive_and_check(tmp_path: Any) -
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"{len(jext.testing.PRIMITIVE_CHECKS)} passed" in result.stdout
+
+
+def test_cli_check_takes_globs_and_plugins(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["check", "example.s*", "example.cum?um", "--checks", "jit", "--json", "-q"])
+    data = json.loads(capsys.readouterr().out)
+    names = {r["name"] for r in data["reports"] if r["kind"] != "plugin"}
+    assert code == 0 and names == {"example.softplus", "example.cumsum"}
+    code = cli_main(["check", "--plugin", "jext-scipy-special", "--checks", "jit", "-q", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["reports"] == []  # its wrappers have no "jit" check; no primitives
+    code = cli_main(
+        ["check", "*.ellipk", "--plugin", "scipy-special", "--checks", "jit_vmap", "-q", "--json"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and {r["plugin"] for r in data["reports"]} == {"scipy-special"}
+    assert cli_main(["check", "--plugin", "scipy-specal", "-q"]) == 2
+    assert "Did you mean 'scipy-special'" in capsys.readouterr().err
+    assert cli_main(["check", "nope.*", "-q"]) == 2
+    assert "nothing registered matches 'nope.*'" in capsys.readouterr().err
+
+
+def test_cli_check_suggests_near_names_of_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["check", "ellipk", "-q"]) == 2
+    assert "Did you mean 'jext.scipy.special.ellipk'" in capsys.readouterr().err
+    assert cli_main(["check", "example.sofplus", "-q"]) == 2
+    assert "Did you mean 'example.softplus'" in capsys.readouterr().err
+    assert cli_main(["check", "philox4x6", "-q"]) == 2
+    assert "'jext.philox4x64'" in capsys.readouterr().err
+
+
+def test_missing_name_names_the_broken_plugin() -> None:
+    from jext._registry import PluginInfo
+    from jext.testing._api import select
+
+    infos = [
+        PluginInfo("mytrial", "jext-mytrial", "1.0", "error", "import failed: ImportError: x"),
+        PluginInfo("example-primitives", "jext-example-primitives", "1.0", "loaded"),
+    ]
+    catalog = {"example.softplus": "example-primitives"}
+    with pytest.raises(jext.UnknownNameError) as info:
+        select(["mytrial.shift"], None, catalog, infos)
+    message = str(info.value)
+    assert "Plugin 'mytrial' failed to load (import failed: ImportError: x)" in message
+    assert "its names are missing" in message
+    with pytest.raises(jext.UnknownNameError, match="'mytrial' failed to load"):
+        select(["other.thing"], None, catalog, infos)
+    assert select(["example.*"], ["example-primitives"], catalog, infos) == {"example.softplus"}
+
+
+def test_broken_plugins_are_reported_whatever_the_filter(catalog_site: Any) -> None:
+    from tests.conftest import run_python
+
+    code = (
+        "import json, sys\n"
+        "from jext._cli import main\n"
+        "sys.exit(main(['check', 'faultgood.double', '--checks', 'jit', '--json', '-q']))\n"
+    )
+    result = run_python(code, catalog_site)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    broken = {r["name"]: r for r in data["reports"] if r["kind"] == "plugin"}
+    assert "fault-import" in broken
+    assert "needs libfoo 2.0" in broken["fault-import"]["checks"]["load"]["message"]
+    checked = [r for r in data["reports"] if r["kind"] == "primitive"]
+    assert [r["name"] for r in checked] == ["faultgood.double"] and checked[0]["ok"]
