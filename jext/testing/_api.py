@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from jext._errors import UnknownNameError
-from jext._registry import PluginInfo, Registry, close_matches, registry
+from jext._registry import Owned, PluginInfo, Registry, close_matches, registry
 from jext.lowering import ALL_PLATFORMS
 from jext.primitives import Primitive
+from jext.random._impl import RngImpl
 from jext.testing._checks import PRIMITIVE_CHECKS, check_report
 from jext.testing._report import CheckResult, PrimitiveReport
 from jext.testing._rng_checks import RNG_CHECKS, rng_report
-from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report
+from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report, start_session
 
 #: The checks of each kind of registered item, in the order they run.
 KIND_CHECKS: dict[str, tuple[str, ...]] = {
@@ -125,6 +128,47 @@ def run_checks(
         for p in reg.plugins()
         if p.status == "error"
     ]
+    with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="jext-check") as pool:
+        # The SciPy wrappers' programs compile on the pool from the start, alongside the
+        # primitive and RNG checks and each other.
+        scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
+        sessions = {
+            name: start_session(owned.item, pool)
+            for name, owned in wrappers.items()
+            if name in wanted and scipy_checks
+        }
+        reports += _check_primitives_and_rngs(
+            reg, owners, rngs, wanted, chosen, platforms, progress
+        )
+        for name, session in sessions.items():
+            owned = wrappers[name]
+            reports.append(
+                scipy_report(
+                    owned.item,
+                    checks=scipy_checks,
+                    plugin=owned.plugin,
+                    progress=progress,
+                    session=session,
+                )
+            )
+    return reports
+
+
+def _workers() -> int:
+    # Compilation dominates; more threads than cores only adds contention.
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _check_primitives_and_rngs(
+    reg: Registry,
+    owners: Mapping[str, str],
+    rngs: Mapping[str, Owned[RngImpl]],
+    wanted: set[str],
+    chosen: Sequence[str],
+    platforms: Sequence[str],
+    progress: Callable[[str, CheckResult], None] | None,
+) -> list[PrimitiveReport]:
+    reports: list[PrimitiveReport] = []
     prim_checks = [c for c in chosen if c in PRIMITIVE_CHECKS]
     for name, plugin in owners.items():
         if name in wanted and prim_checks:
@@ -142,14 +186,6 @@ def run_checks(
         if name in wanted and rng_checks:
             reports.append(
                 rng_report(owned.item, checks=rng_checks, plugin=owned.plugin, progress=progress)
-            )
-    scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
-    for name, owned in wrappers.items():
-        if name in wanted and scipy_checks:
-            reports.append(
-                scipy_report(
-                    owned.item, checks=scipy_checks, plugin=owned.plugin, progress=progress
-                )
             )
     return reports
 
