@@ -6,7 +6,7 @@ import difflib
 import fnmatch
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
 from jext._errors import UnknownNameError
@@ -129,17 +129,21 @@ def run_checks(
         if p.status == "error"
     ]
     with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="jext-check") as pool:
-        # The SciPy wrappers' programs compile on the pool from the start, alongside the
-        # primitive and RNG checks and each other.
+        # Items are independent and their time is mostly XLA compilation, which runs
+        # without the GIL: primitives and RNG impls are checked on the pool, and the SciPy
+        # wrappers' shared programs compile there too.  SciPy reports are made here, in
+        # order, as they wait on their programs (a pool task waiting on the pool could
+        # deadlock).  Reports keep the order of the registry.
+        pending = _submit_primitives_and_rngs(
+            pool, reg, owners, rngs, wanted, chosen, platforms, progress
+        )
         scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
         sessions = {
             name: start_session(owned.item, pool)
             for name, owned in wrappers.items()
             if name in wanted and scipy_checks
         }
-        reports += _check_primitives_and_rngs(
-            reg, owners, rngs, wanted, chosen, platforms, progress
-        )
+        reports += [future.result() for future in pending]
         for name, session in sessions.items():
             owned = wrappers[name]
             reports.append(
@@ -159,7 +163,8 @@ def _workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _check_primitives_and_rngs(
+def _submit_primitives_and_rngs(
+    pool: Executor,
     reg: Registry,
     owners: Mapping[str, str],
     rngs: Mapping[str, Owned[RngImpl]],
@@ -167,13 +172,14 @@ def _check_primitives_and_rngs(
     chosen: Sequence[str],
     platforms: Sequence[str],
     progress: Callable[[str, CheckResult], None] | None,
-) -> list[PrimitiveReport]:
-    reports: list[PrimitiveReport] = []
+) -> list[Future[PrimitiveReport]]:
+    pending: list[Future[PrimitiveReport]] = []
     prim_checks = [c for c in chosen if c in PRIMITIVE_CHECKS]
     for name, plugin in owners.items():
         if name in wanted and prim_checks:
-            reports.append(
-                check_report(
+            pending.append(
+                pool.submit(
+                    check_report,
                     reg.get_primitive(name),
                     checks=prim_checks,
                     platforms=platforms,
@@ -184,10 +190,16 @@ def _check_primitives_and_rngs(
     rng_checks = [c for c in chosen if c in RNG_CHECKS]
     for name, owned in rngs.items():
         if name in wanted and rng_checks:
-            reports.append(
-                rng_report(owned.item, checks=rng_checks, plugin=owned.plugin, progress=progress)
+            pending.append(
+                pool.submit(
+                    rng_report,
+                    owned.item,
+                    checks=rng_checks,
+                    plugin=owned.plugin,
+                    progress=progress,
+                )
             )
-    return reports
+    return pending
 
 
 def _is_glob(name: str) -> bool:

@@ -47,87 +47,69 @@ def _data(keys: jax.Array) -> np.ndarray[Any, Any]:
 
 
 def check_conventions(impl: RngImpl) -> None:
-    """uint32 key data; split[i] == fold_in(i); jit, vmap over keys, scan; every distribution.
-
-    Everything but one eager call runs in one compiled program (plus one with 64-bit
-    types): a program per comparison would cost a compilation of the impl each.
-    """
+    """uint32 key data; split[i] == fold_in(i); jit, vmap over keys, scan; every distribution."""
     key = _key(impl, 42)
     data = _data(key)
     if data.dtype != np.uint32 or data.shape != impl.key_shape:
         raise CheckFailure(
             f"key data is {data.dtype}{list(data.shape)}, expected uint32{list(impl.key_shape)}"
         )
-    eager = np.asarray(jax.random.bits(key, (8,)))
-    out = jax.tree.map(np.asarray, jax.jit(_conventions_program)(key))
+    split = _data(jax.random.split(key, 4))
     for i in range(4):
-        if not np.array_equal(out["split"][i], out["fold_in"][i]):
+        folded = _data(jax.random.fold_in(key, i))
+        if not np.array_equal(split[i], folded):
             raise CheckFailure(f"split(key, 4)[{i}] differs from fold_in(key, {i})")
-    if not np.array_equal(out["bits"], eager):
+    eager = np.asarray(jax.random.bits(key, (8,)))
+    if not np.array_equal(np.asarray(jax.jit(lambda k: jax.random.bits(k, (8,)))(key)), eager):
         raise CheckFailure("bits under jit differ from eager bits")
-    if not np.array_equal(out["vmapped"], out["looped"]):
-        raise CheckFailure("bits under vmap over keys differ from a loop over the keys")
-    if not np.array_equal(out["scanned"], out["unrolled"]):
-        raise CheckFailure("bits under lax.scan differ from a Python loop")
-    _check_distributions(out["distributions"])
-    for width in (8, 16, 32):
-        _check_width(out["widths"][width], width)
-    with jax.enable_x64(True):
-        wide = jax.jit(lambda k: jax.random.bits(k, (3, 5), np.uint64))(_key(impl, 42))
-        _check_width(np.asarray(wide), 64)
-
-
-def _conventions_program(key: jax.Array) -> dict[str, Any]:
-    """Every array :func:`check_conventions` compares, computed under one ``jit``."""
     keys = jax.random.split(key, 3)
+    vmapped = np.asarray(jax.vmap(lambda k: jax.random.bits(k, (4,)))(keys))
+    looped = np.stack([np.asarray(jax.random.bits(k, (4,))) for k in keys])
+    if not np.array_equal(vmapped, looped):
+        raise CheckFailure("bits under vmap over keys differ from a loop over the keys")
 
     def step(k: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
         k, sub = jax.random.split(k)
         return k, jax.random.bits(sub, (2,))
 
     _, scanned = jax.lax.scan(step, key, None, length=3)
-    k, unrolled = key, []
+    k, want = key, []
     for _ in range(3):
         k, sub = jax.random.split(k)
-        unrolled.append(jax.random.bits(sub, (2,)))
-    return {
-        "split": jax.random.key_data(jax.random.split(key, 4)),
-        "fold_in": jnp.stack([jax.random.key_data(jax.random.fold_in(key, i)) for i in range(4)]),
-        "bits": jax.random.bits(key, (8,)),
-        "vmapped": jax.vmap(lambda k: jax.random.bits(k, (4,)))(keys),
-        "looped": jnp.stack([jax.random.bits(keys[i], (4,)) for i in range(3)]),
-        "scanned": scanned,
-        "unrolled": jnp.stack(unrolled),
-        "distributions": _distributions(key),
-        "widths": {w: jax.random.bits(key, (3, 5), np.dtype(f"uint{w}")) for w in (8, 16, 32)},
-    }
+        want.append(np.asarray(jax.random.bits(sub, (2,))))
+    if not np.array_equal(np.asarray(scanned), np.stack(want)):
+        raise CheckFailure("bits under lax.scan differ from a Python loop")
+    _every_distribution(key)
+    for width in (8, 16, 32):
+        _bits_of_width(key, width)
+    with jax.enable_x64(True):
+        _bits_of_width(_key(impl, 42), 64)
 
 
-def _check_width(out: np.ndarray[Any, Any], width: int) -> None:
+def _bits_of_width(key: jax.Array, width: int) -> None:
     dtype = np.dtype(f"uint{width}")
+    out = jax.random.bits(key, (3, 5), dtype)
     if out.dtype != dtype or out.shape != (3, 5):
         raise CheckFailure(f"bits of width {width} gave {out.dtype}{list(out.shape)}")
 
 
-def _distributions(key: jax.Array) -> dict[str, jax.Array]:
+def _every_distribution(key: jax.Array) -> None:
     # A representative set: each draws bits in its own way.  (gamma alone would take
     # longer to compile than all of these together.)
     ks = jax.random.split(key, 10)
-    return {
-        "uniform": jax.random.uniform(ks[0], (16,)),
-        "normal": jax.random.normal(ks[1], (16,)),
-        "randint": jax.random.randint(ks[2], (16,), 0, 10),
-        "bernoulli": jax.random.bernoulli(ks[3], 0.3, (16,)),
-        "permutation": jax.random.permutation(ks[4], 16),
-        "gumbel": jax.random.gumbel(ks[5], (16,)),
-        "choice": jax.random.choice(ks[6], 16, (4,), replace=True),
-        "categorical": jax.random.categorical(ks[7], jnp.zeros(5), shape=(16,)),
-        "truncated_normal": jax.random.truncated_normal(ks[8], -1.0, 1.0, (16,)),
-        "exponential": jax.random.exponential(ks[9], (16,)),
+    samplers: dict[str, Callable[[], jax.Array]] = {
+        "uniform": lambda: jax.random.uniform(ks[0], (16,)),
+        "normal": lambda: jax.random.normal(ks[1], (16,)),
+        "randint": lambda: jax.random.randint(ks[2], (16,), 0, 10),
+        "bernoulli": lambda: jax.random.bernoulli(ks[3], 0.3, (16,)),
+        "permutation": lambda: jax.random.permutation(ks[4], 16),
+        "gumbel": lambda: jax.random.gumbel(ks[5], (16,)),
+        "choice": lambda: jax.random.choice(ks[6], 16, (4,), replace=True),
+        "categorical": lambda: jax.random.categorical(ks[7], jnp.zeros(5), shape=(16,)),
+        "truncated_normal": lambda: jax.random.truncated_normal(ks[8], -1.0, 1.0, (16,)),
+        "exponential": lambda: jax.random.exponential(ks[9], (16,)),
     }
-
-
-def _check_distributions(outs: dict[str, np.ndarray[Any, Any]]) -> None:
+    outs = jax.jit(lambda: {n: s() for n, s in samplers.items()})()
     for name, out in outs.items():
         if not np.all(np.isfinite(np.asarray(out, np.float64))):
             raise CheckFailure(f"jax.random.{name} gave non-finite values")
@@ -223,19 +205,25 @@ def check_byte_stream(impl: RngImpl) -> None:
     """Every width reads the same byte stream as little-endian words, in C order."""
     if not impl.byte_stream:
         raise CheckSkipped("the implementation does not declare a byte stream")
-    key = _key(impl, 9)
+
+    def program(key: jax.Array) -> dict[str, jax.Array]:
+        out = {
+            f"uint{w}": jax.random.bits(key, (96 * 8 // w,), np.dtype(f"uint{w}"))
+            for w in (8, 16, 32, 64)
+        }
+        out["grid"] = jax.random.bits(key, (4, 6), np.uint32)
+        out["flat"] = jax.random.bits(key, (24,), np.uint32)
+        return out
+
     with jax.enable_x64(True):
-        stream = np.asarray(jax.random.bits(key, (96,), np.uint8))
-        for width in (16, 32, 64):
-            words = np.asarray(jax.random.bits(key, (96 * 8 // width,), np.dtype(f"uint{width}")))
-            if not np.array_equal(
-                words.astype(words.dtype.newbyteorder("<")).view(np.uint8), stream
-            ):
-                raise CheckFailure(f"width {width} does not read the width-8 byte stream")
-        grid = np.asarray(jax.random.bits(key, (4, 6), np.uint32))
-        flat = np.asarray(jax.random.bits(key, (24,), np.uint32))
-        if not np.array_equal(grid.ravel(), flat):
-            raise CheckFailure("a (4, 6) request is not the stream in C order")
+        out = {k: np.asarray(v) for k, v in jax.jit(program)(_key(impl, 9)).items()}
+    stream = out["uint8"]
+    for width in (16, 32, 64):
+        words = out[f"uint{width}"]
+        if not np.array_equal(words.astype(words.dtype.newbyteorder("<")).view(np.uint8), stream):
+            raise CheckFailure(f"width {width} does not read the width-8 byte stream")
+    if not np.array_equal(out["grid"].ravel(), out["flat"]):
+        raise CheckFailure("a (4, 6) request is not the stream in C order")
 
 
 _RUNNERS: Final[dict[str, Callable[[RngImpl], None]]] = {
