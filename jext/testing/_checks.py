@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +17,7 @@ from jax import tree_util
 from jext._errors import LoweringError, TransposeError
 from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
-from jext.primitives import Example, Primitive
+from jext.primitives import Example, LoweringInfo, Primitive
 from jext.testing._report import (
     CheckFailure,
     CheckResult,
@@ -26,9 +26,6 @@ from jext.testing._report import (
     describe_error,
     guarded,
 )
-
-if TYPE_CHECKING:
-    from jext.primitives._primitive import LoweringInfo
 
 __all__ = ["PRIMITIVE_CHECKS", "check_report"]
 
