@@ -179,6 +179,10 @@ def test_batching_rule_with_wrong_out_dims_structure_fails_with_a_reason() -> No
     prim.def_batching(lambda args, dims: ((args[0], args[0] * 2), ((0, 0),)))
     st, message = status(prim, "batching")
     assert st == "fail" and "raised RuleError" in message and "wrong structure" in message
+    nested = make("nested_out_dims", lambda x, /: (x, x * 2))
+    nested.def_batching(lambda args, dims: ((args[0], args[0] * 2), (0, (0,))))
+    st, message = status(nested, "batching")
+    assert st == "fail" and "raised RuleError" in message and "'checks.nested_out_dims'" in message
 
 
 def test_correct_jvp_passes_where_the_output_is_infinite() -> None:
