@@ -16,10 +16,13 @@ distribution's ``[project.entry-points.jext]`` table::
 
 jext imports plugins lazily, the first time anything reads the registry
 (:func:`jext.load_plugins`, :func:`jext.primitives`, ``jext list``, ...), never at
-``import jext``.  Loading runs in phases, each over every loaded plugin in order of
-plugin name before the next phase starts:
+``import jext``.  jext's core plugin ``jext-rng`` (namespace ``jext``) goes first, whatever
+the plugin switches say.  Then loading runs in phases, each over every loaded plugin
+(entry-point and code-registered alike) in order of plugin name before the next phase
+starts:
 
-1. import every plugin module;
+1. settle namespace ownership from the installed metadata, then import every plugin
+   module (a plugin whose claim failed is not imported);
 2. :func:`jext_register_primitives`;
 3. :func:`jext_register_lowerings` (so a rule finds its primitive whatever plugin
    defines it);
@@ -31,7 +34,14 @@ plugin registered what.  What a plugin registers in one hook is committed only i
 hook returns normally and nothing in it is invalid or already owned by another plugin;
 otherwise none of it is, the plugin's status becomes ``error`` with a one-line reason,
 and every other plugin carries on.  Hooks return nothing; their return values are
-ignored.
+ignored.  pluggy's ``wrapper``, ``hookwrapper``, ``tryfirst`` and ``trylast`` options are
+refused at load (jext calls each hook itself, once per plugin, in name order).
+
+Names are owned by namespace: a primitive or RNG implementation ``"<ns>.<name>"`` must lie
+in a namespace the plugin owns, by its entry-point name (``jext-mylib`` owns
+``jext_mylib``) or declared in the ``jext.namespaces`` entry-point group
+(``mylib = "jext_mylib"``).  Vendor lowerings may target any primitive; SciPy wrappers
+carry SciPy's names and are not namespaced.  See docs/plugins.md.
 """
 
 from __future__ import annotations
