@@ -29,6 +29,7 @@ from jax.experimental import pallas as pl
 
 import jext
 import jext.lowering
+from jext.primitives import CACHE_SIZE
 from tests import regress_prims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,9 +218,10 @@ def test_equal_static_params_of_different_types_are_different_calls() -> None:
         assert call(xi, factor=2).dtype == (xi * 2).dtype == jnp.int32
         assert call(xb, factor=1).dtype == (xb * 1).dtype == jnp.int32
         assert call(xb, factor=True).dtype == (xb * True).dtype == jnp.bool_
-    jaxpr = jax.make_jaxpr(lambda v: scale(v, factor=2))(xi)
-    (eqn,) = [e for e in eqns(jaxpr) if str(e.primitive) == "regress.scale_types"]
-    assert type(eqn.params["factor"]) is int
+    # The equation shows the param as the caller wrote it.
+    assert "factor=2]" in str(jax.make_jaxpr(lambda v: scale(v, factor=2))(xi))
+    assert "factor=2.0]" in str(jax.make_jaxpr(lambda v: scale(v, factor=2.0))(xi))
+    assert "factor=True]" in str(jax.make_jaxpr(lambda v: scale(v, factor=True))(xb))
 
 
 def test_x64_switch_is_seen_by_later_calls() -> None:
@@ -502,8 +504,9 @@ def test_explicit_sharding_is_kept_in_output_avals() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    assert lines["OURS"] == lines["PLAIN"] == "f32[16@x,4]", lines
-    assert lines["GRAD"] == "f32[16@x,4]", lines
+    assert lines["OURS"] == lines["PLAIN"], lines
+    assert "16@x" in lines["PLAIN"], lines
+    assert lines["GRAD"] == lines["PLAIN"], lines
 
 
 # --- caches are bounded ------------------------------------------------------------------------
@@ -518,11 +521,13 @@ def test_distinct_static_params_do_not_grow_memory_without_bound() -> None:
         for i in range(n0, n1):
             jax.make_jaxpr(lambda v, c=i * 0.5: offset(v, c=c))(X)
 
-    trace(0, 1000)  # past any sensible cache size
+    # Past the documented bound of every jext cache, the live set stops growing (plain
+    # JAX tracing ``x + c`` the same way keeps no object per value of c).
+    warm = 2 * CACHE_SIZE
+    trace(0, warm)
     gc.collect()
     mid = len(gc.get_objects())
-    trace(1000, 3000)
+    trace(warm, warm + 2000)
     gc.collect()
     grown = len(gc.get_objects()) - mid
-    # 2000 more distinct params: an unbounded cache keeps several objects for each.
-    assert grown < 1000, f"{grown} more live objects after 2000 more distinct static params"
+    assert grown < 500, f"{grown} more live objects after 2000 more distinct static params"

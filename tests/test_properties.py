@@ -155,9 +155,13 @@ def values(dtype: Any, shape: tuple[int, ...], seed: int) -> np.ndarray:
 
 
 def operand(case: Case, dtype: Any, shape: tuple[int, ...], seed: int) -> Any:
+    # JAX arrays, so that the plain reference computes with JAX's promotion, not NumPy's.
     if case.pytree:
-        return {"x": values(dtype, shape, seed), "y": values(dtype, shape, seed + 1)}
-    return values(dtype, shape, seed)
+        return {
+            "x": jnp.asarray(values(dtype, shape, seed)),
+            "y": jnp.asarray(values(dtype, shape, seed + 1)),
+        }
+    return jnp.asarray(values(dtype, shape, seed))
 
 
 @st.composite
@@ -217,9 +221,7 @@ def test_vmap_equals_a_loop(name: str, data: st.DataObject) -> None:
             other = data.draw(st.sampled_from([axis, None]))
             in_axes: Any = {"x": axis, "y": other}
             arg = {
-                k: np.stack(
-                    [values(dtype, shape, seed + 7 * i + j) for i in range(size)], axis=a
-                )
+                k: np.stack([values(dtype, shape, seed + 7 * i + j) for i in range(size)], axis=a)
                 if a is not None
                 else values(dtype, shape, seed + j)
                 for j, (k, a) in enumerate(in_axes.items())
