@@ -1,4 +1,4 @@
-"""A composition matrix: seven primitives in six rule sets with different rule sets, under pairs and triples of
+"""A composition matrix: seven primitives in six rule sets, under pairs and triples of
 transformations, each compared with plain JAX's ``custom_jvp``/``custom_vjp`` twin of the SAME
 rules (never with the bare reference, which would hide a rule that stops applying).
 
