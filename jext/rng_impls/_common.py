@@ -245,23 +245,26 @@ def run_rounds(
         return state
 
     width = len(params[0])
-    state = materialize(jnp.broadcast_arrays(*state))
+    # Every carried word is made to depend on the counter (the last word): JAX's scan
+    # batching fails under vmap over sharded keys when constant words (ChaCha's sigma) are
+    # carried unbatched next to batched ones.  XLA folds the ``& 0`` away.
+    anchor = state[-1] & U32(0)
+    state = materialize(jnp.broadcast_arrays(*(w | anchor for w in state)))
 
-    def body(x: Words, p: Array) -> tuple[Words, None]:
-        unit_params = tuple(p[i] for i in range(width))
+    def body(x: Words, p: Array | None) -> tuple[Words, None]:
+        unit_params = () if p is None else tuple(p[i] for i in range(width))
         for stage in stages:
             x = materialize(jnp.broadcast_arrays(*stage(x, unit_params)))
         return x, None
 
     # One (units, width, ...) array of per-unit parameters: a single concatenate to build.
-    flat_params = jnp.broadcast_arrays(*(w for p in params for w in p))
-    if flat_params:
-        xs = jnp.stack(flat_params)
+    # Without parameters (ChaCha) the scan has no xs at all: an unbatched empty xs next to
+    # a batched carry trips JAX's scan batching under sharded vmap.
+    xs = None
+    if width:
+        xs = jnp.stack(jnp.broadcast_arrays(*(w for p in params for w in p)))
         xs = xs.reshape(len(params), width, *xs.shape[1:])
-    else:
-        xs = jnp.zeros((len(params), 0), U32)
-    # A materialized initial state is one fusion rather than one per word.
-    state, _ = lax.scan(body, state, xs)
+    state, _ = lax.scan(body, state, xs, length=len(params))
     return state
 
 
