@@ -67,9 +67,7 @@ class RngImpl:
     # gives a modified copy its own.
     _jax_impl: list[Hashable] = field(default_factory=list, init=False, repr=False)
     # Its four functions, as it holds them (see _ImplFunction).
-    _jax_functions: dict[str, _ImplFunction] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _jax_functions: dict[str, _ImplFunction] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         parts = self.name.split(".")

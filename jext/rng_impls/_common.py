@@ -12,6 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
 from jax.typing import ArrayLike
 
 import jext
@@ -109,13 +111,8 @@ def rotl32(x: Array, r: int) -> Array:
     return (x << U32(r)) | (x >> U32(32 - r))
 
 
-def mulhi32(a: Array, m: int) -> Array:
-    """The high 32 bits of the 64-bit product of ``a`` and the 32-bit constant ``m``.
-
-    Built from four 16x16->32 products, all exact in uint32.  ``lax.mulhi`` would say the
-    same in one op, but it lowers through an MHLO-only path that fails to convert to
-    StableHLO when the output is sharded (JAX's own philox4x32 fails the same way).
-    """
+def _mulhi32_split(a: Array, /, *, m: int) -> Array:
+    """The high 32 bits of ``a * m`` from four 16x16->32 products, all exact in uint32."""
     mask16 = U32(0xFFFF)
     a_lo, a_hi = a & mask16, a >> U32(16)
     m_lo, m_hi = U32(m & 0xFFFF), U32(m >> 16)
@@ -127,6 +124,34 @@ def mulhi32(a: Array, m: int) -> Array:
     return a_hi * m_hi + (lo_hi >> U32(16)) + (hi_lo >> U32(16)) + (middle >> U32(16))
 
 
+# ``mulhi32(a, m=c)``: the reference splits into 16-bit halves (portable, 4 multiplies);
+# every platform lowers it as one widened 32x32->64 multiply and a shift instead.  Not
+# ``lax.mulhi``: it lowers through an MHLO-only path that fails to convert to StableHLO when
+# the output is sharded (JAX's own philox4x32 fails the same way).
+mulhi32 = jext.primitive("jext.rng_impls.mulhi32")(_mulhi32_split)
+mulhi32.def_batching_elementwise()
+
+
+@mulhi32.def_abstract_eval
+def _mulhi32_abstract(a: Any, /, *, m: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(a.shape, a.dtype)
+
+
+@mulhi32.def_lowering(raw=True)
+def _mulhi32_widened(ctx: Any, a: Any, /, *, m: int) -> list[Any]:
+    # The uint64 product exists only inside the module, whether or not x64 is enabled.
+    wide = ir.RankedTensorType.get(
+        ir.RankedTensorType(a.type).shape, ir.IntegerType.get_unsigned(64)
+    )
+    product = stablehlo.multiply(stablehlo.convert(wide, a), _splat(wide, m))
+    return [stablehlo.convert(a.type, stablehlo.shift_right_logical(product, _splat(wide, 32)))]
+
+
+def _splat(tensor_type: Any, value: int) -> Any:
+    element = ir.IntegerAttr.get(ir.RankedTensorType(tensor_type).element_type, value)
+    return stablehlo.constant(ir.DenseElementsAttr.get_splat(tensor_type, element))
+
+
 def mulhilo64(a: Pair, m: int) -> tuple[Pair, Pair]:
     """The 128-bit product of a (low, high) pair and the 64-bit constant ``m``: (low, high).
 
@@ -135,10 +160,10 @@ def mulhilo64(a: Pair, m: int) -> tuple[Pair, Pair]:
     """
     a0, a1 = a
     m0, m1 = m & MASK32, m >> 32
-    l00, h00 = a0 * U32(m0), mulhi32(a0, m0)
-    l01, h01 = a0 * U32(m1), mulhi32(a0, m1)
-    l10, h10 = a1 * U32(m0), mulhi32(a1, m0)
-    l11, h11 = a1 * U32(m1), mulhi32(a1, m1)
+    l00, h00 = a0 * U32(m0), mulhi32(a0, m=m0)
+    l01, h01 = a0 * U32(m1), mulhi32(a0, m=m1)
+    l10, h10 = a1 * U32(m0), mulhi32(a1, m=m0)
+    l11, h11 = a1 * U32(m1), mulhi32(a1, m=m1)
     t = h00 + l01
     c1 = carry_of(t, l01)
     w1 = t + l10
@@ -499,9 +524,7 @@ class CounterRng:
         """
         return _bits_primitive(self)
 
-    def stream_bits(
-        self, key: Array, bit_width: int, shape: Shape, *, strategy: Strategy
-    ) -> Array:
+    def stream_bits(self, key: Array, bit_width: int, shape: Shape, *, strategy: Strategy) -> Array:
         """``random_bits`` of ``uint32[*batch, L]`` key data with the given strategy."""
         nwords = -(-math.prod(shape) * bit_width // 32)
         words = key_words(key, self.data_words)
