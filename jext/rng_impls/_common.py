@@ -17,6 +17,7 @@ from jax.extend.mlir.dialects import stablehlo
 from jax.typing import ArrayLike
 
 import jext
+from jext import _jax
 
 Array = jax.Array
 Words = tuple[Array, ...]
@@ -133,8 +134,8 @@ mulhi32.def_batching_elementwise()
 
 
 @mulhi32.def_abstract_eval
-def _mulhi32_abstract(a: Any, /, *, m: int) -> jax.ShapeDtypeStruct:
-    return jax.ShapeDtypeStruct(a.shape, a.dtype)
+def _mulhi32_abstract(a: Any, /, *, m: int) -> Any:
+    return _jax.shaped_array(a.shape, a.dtype)
 
 
 @mulhi32.def_lowering(raw=True)
@@ -555,8 +556,8 @@ def _bits_primitive(rng: CounterRng) -> jext.Primitive[..., Array]:
     prim = jext.primitive(f"jext.rng_impls.{rng.name}_bits")(fused)
 
     @prim.def_abstract_eval
-    def _abstract(key: Any, /, *, bit_width: int, shape: Shape) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct((*key.shape[:-1], *shape), bits_dtype(bit_width))
+    def _abstract(key: Any, /, *, bit_width: int, shape: Shape) -> Any:
+        return _jax.shaped_array((*key.shape[:-1], *shape), bits_dtype(bit_width))
 
     prim.def_lowering(chunked, platform="cpu")
     # Both strategies take any leading batch axes of key data.
