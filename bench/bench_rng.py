@@ -1,24 +1,32 @@
-"""Throughput of the jext.rng_impls generators against JAX's built-in threefry2x32 and philox4x32.
+"""Throughput of the jext.rng_impls generators against JAX's built-ins and numpy's Philox.
 
 Run from the repository root::
 
-    python bench/bench_rng.py
+    python bench/run.py rng        # or: python bench/bench_rng.py [--n LOG2]
 
-Every contender draws ``2**24`` uint32 values with ``jax.random.bits`` under ``jax.jit``
-(compiled before timing).  The contenders are timed side by side in this one process,
-interleaved, their order rotating from repetition to repetition so that machine noise hits
-them alike.  For each jext generator it prints the median time and the ratios
-``builtin_time / impl_time`` against both built-ins (above 1 means faster), each ratio the
-median of the per-repetition ratios (the two timings of a repetition are taken close
-together, which cancels drifts in machine load better than a ratio of medians).
+Every JAX contender draws ``2**24`` values (``--n`` sets the log2) with ``jax.random.bits``
+(uint32) under ``jax.jit``, compiled before timing; ``numpy.random.Philox`` fills the same
+number of bytes with ``random_raw`` (C, one thread: the reference a Random123 or cuRAND
+author would quote for Philox on a CPU).  Distributions (``uniform``, ``normal``,
+``bernoulli``, float32) are timed the same way.  The contenders are timed side by side in
+this one process, interleaved, their order rotating from repetition to repetition so that
+machine noise hits them alike.  Each line gives the median time, GB/s of output, and the
+ratios ``other_time / impl_time`` (above 1 means faster), each ratio the median of the
+per-repetition ratios (the timings of a repetition are taken close together, which cancels
+drifts in machine load better than a ratio of medians).
 
-Goals: every jext generator at least 1.5x threefry2x32, and the fastest at least 1.0x
-philox4x32.  The machine may be shared and noisy: read the ratios, not the absolute times.
-The whole run takes under a minute or two, mostly compiling.
+Goals (issue 14), on the backend printed first:
+
+- bits: every jext generator >= 1.5x threefry2x32 (CPU; >= 1.0x on GPU), and the fastest
+  >= 3x numpy's Philox (CPU);
+- distributions: each jext generator's ratio to threefry2x32 within 20% of its bits ratio.
+
+The machine may be shared and noisy: read the ratios, not the absolute times.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -26,31 +34,47 @@ from collections.abc import Callable, Hashable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from jext.random import get_impl
 from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64
 
-N = 1 << 24
-REPS = 15
-VS_THREEFRY_GOAL = 1.5  # each jext generator
-VS_PHILOX_GOAL = 1.0  # the fastest jext generator
-
+REPS = 11
 BUILTINS: dict[str, Hashable] = {"threefry2x32": "threefry2x32", "philox4x32": "philox4x32"}
-JEXT: dict[str, Hashable] = {
-    "philox4x64": PHILOX4X64.jax_impl,
-    "chacha20": CHACHA20.jax_impl,
-    "threefry4x64": THREEFRY4X64.jax_impl,
+JEXT = {impl.name.removeprefix("jext."): impl.name for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64)}
+DISTRIBUTIONS: dict[str, Callable[[jax.Array, tuple[int, ...]], jax.Array]] = {
+    "uniform": lambda k, s: jax.random.uniform(k, s, jnp.float32),
+    "normal": lambda k, s: jax.random.normal(k, s, jnp.float32),
+    "bernoulli": lambda k, s: jax.random.bernoulli(k, 0.3, s),
 }
+VS_THREEFRY_GOAL = {"cpu": 1.5, "gpu": 1.0}  # each jext generator
+VS_NUMPY_GOAL = 3.0  # the fastest jext generator, CPU
+DIST_TOLERANCE = 0.2  # distribution ratios within 20% of the bits ratio
 
 
-def contender(impl: Hashable) -> Callable[[], jax.Array]:
-    """A call drawing N uint32 values with ``impl``, compiled and run once already."""
+def jax_impl(name: str) -> Hashable:
+    return BUILTINS.get(name) or get_impl(JEXT[name]).jax_impl
+
+
+def contender(impl: Hashable, draw: Callable[[jax.Array], jax.Array]) -> Callable[[], None]:
+    """A call of ``draw`` on a key of ``impl``, compiled and run once already."""
     key = jax.random.key(0, impl=impl)
-    draw = jax.jit(lambda k: jax.random.bits(k, (N,), jnp.uint32))
-    draw(key).block_until_ready()
-    return lambda: draw(key)
+    jitted = jax.jit(draw)
+    jitted(key).block_until_ready()
+    return lambda: jitted(key).block_until_ready()
 
 
-def timings(calls: dict[str, Callable[[], jax.Array]]) -> dict[str, list[float]]:
+def numpy_philox(n: int) -> Callable[[], None]:
+    """numpy's Philox4x64 BitGenerator writing ``4 n`` bytes (n/2 uint64 words)."""
+    gen = np.random.Philox(0)
+
+    def call() -> None:
+        gen.random_raw(n // 2)
+
+    return call
+
+
+def timings(calls: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
     """Per-repetition seconds of every call, interleaved with a rotating order."""
     names = list(calls)
     out: dict[str, list[float]] = {name: [] for name in names}
@@ -58,43 +82,87 @@ def timings(calls: dict[str, Callable[[], jax.Array]]) -> dict[str, list[float]]
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
             start = time.perf_counter()
-            calls[name]().block_until_ready()
+            calls[name]()
             out[name].append(time.perf_counter() - start)
     return out
 
 
+def ratio(times: dict[str, list[float]], other: str, name: str) -> float:
+    return statistics.median(o / t for o, t in zip(times[other], times[name], strict=True))
+
+
 def main() -> int:
-    print(f"jax {jax.__version__} on {jax.default_backend()}, {N} uint32 values, {REPS} reps")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=24, help="log2 of the values per call")
+    n = 1 << parser.parse_args().n
+    backend = jax.default_backend()
+    kind = "cpu" if backend == "cpu" else "gpu"
+    device = jax.devices()[0].device_kind
+    print(f"jax {jax.__version__}, backend {backend} ({device}), 2**{n.bit_length() - 1} values")
     start = time.perf_counter()
-    calls = {name: contender(impl) for name, impl in {**BUILTINS, **JEXT}.items()}
+    names = [*BUILTINS, *JEXT]
+
+    def bits(k: jax.Array) -> jax.Array:
+        return jax.random.bits(k, (n,), jnp.uint32)
+
+    calls = {name: contender(jax_impl(name), bits) for name in names}
+    if kind == "cpu":
+        calls["numpy Philox"] = numpy_philox(n)
     times = timings(calls)
+    gbs = {name: 4 * n / statistics.median(t) / 1e9 for name, t in times.items()}
+    print("\nbits (uint32)")
+    for name in times:
+        line = f"{name:>13}: {statistics.median(times[name]) * 1e3:8.2f} ms {gbs[name]:7.2f} GB/s"
+        if name in JEXT:
+            line += f"  {ratio(times, 'threefry2x32', name):5.2f}x threefry2x32"
+            line += f"  {ratio(times, 'philox4x32', name):5.2f}x philox4x32"
+            if "numpy Philox" in times:
+                line += f"  {ratio(times, 'numpy Philox', name):5.2f}x numpy Philox"
+        print(line)
+    bits_ratio = {name: ratio(times, "threefry2x32", name) for name in JEXT}
 
-    def ratio(builtin: str, name: str) -> float:
-        return statistics.median(b / t for b, t in zip(times[builtin], times[name], strict=True))
+    dist_ratio: dict[tuple[str, str], float] = {}
+    for dist, fn in DISTRIBUTIONS.items():
 
-    for name in BUILTINS:
-        print(f"{name:>13}: {statistics.median(times[name]) * 1e3:8.1f} ms  (built-in)")
-    vs_threefry = {name: ratio("threefry2x32", name) for name in JEXT}
-    vs_philox = {name: ratio("philox4x32", name) for name in JEXT}
-    for name in JEXT:
+        def draw(k: jax.Array, fn: Callable[..., jax.Array] = fn) -> jax.Array:
+            return fn(k, (n,))
+
+        dtimes = timings({name: contender(jax_impl(name), draw) for name in names})
+        print(f"\n{dist} (float32)" if dist != "bernoulli" else f"\n{dist} (bool)")
+        for name in names:
+            med = statistics.median(dtimes[name])
+            line = f"{name:>13}: {med * 1e3:8.2f} ms {4 * n / med / 1e9:7.2f} GB/s"
+            if name in JEXT:
+                dist_ratio[dist, name] = ratio(dtimes, "threefry2x32", name)
+                line += f"  {dist_ratio[dist, name]:5.2f}x threefry2x32"
+                line += f"  (bits: {bits_ratio[name]:.2f}x)"
+            print(line)
+
+    print()
+    goal = VS_THREEFRY_GOAL[kind]
+    slowest = min(bits_ratio, key=bits_ratio.__getitem__)
+    results = [bits_ratio[slowest] >= goal]
+    print(
+        f"{'GOAL MET' if results[-1] else 'GOAL MISSED'}: every generator >= {goal}x "
+        f"threefry2x32 (slowest: {slowest}, {bits_ratio[slowest]:.2f}x)"
+    )
+    if kind == "cpu":
+        vs_numpy = {name: ratio(times, "numpy Philox", name) for name in JEXT}
+        fastest = max(vs_numpy, key=vs_numpy.__getitem__)
+        results.append(vs_numpy[fastest] >= VS_NUMPY_GOAL)
         print(
-            f"{name:>13}: {statistics.median(times[name]) * 1e3:8.1f} ms  "
-            f"{vs_threefry[name]:5.2f}x threefry2x32  {vs_philox[name]:5.2f}x philox4x32"
+            f"{'GOAL MET' if results[-1] else 'GOAL MISSED'}: fastest generator >= "
+            f"{VS_NUMPY_GOAL}x numpy Philox (fastest: {fastest}, {vs_numpy[fastest]:.2f}x)"
         )
-
-    slowest = min(vs_threefry, key=vs_threefry.__getitem__)
-    met = vs_threefry[slowest] >= VS_THREEFRY_GOAL
+    worst = max(dist_ratio, key=lambda k: abs(dist_ratio[k] / bits_ratio[k[1]] - 1))
+    drift = dist_ratio[worst] / bits_ratio[worst[1]] - 1
+    results.append(abs(drift) <= DIST_TOLERANCE)
     print(
-        f"{'GOAL MET' if met else 'GOAL MISSED'}: every generator >= {VS_THREEFRY_GOAL}x "
-        f"threefry2x32 (slowest: {slowest}, {vs_threefry[slowest]:.2f}x)"
+        f"{'GOAL MET' if results[-1] else 'GOAL MISSED'}: distribution ratios within "
+        f"{DIST_TOLERANCE:.0%} of the bits ratio (worst: {worst[0]} with {worst[1]}, "
+        f"{drift:+.0%})"
     )
-    fastest = max(vs_philox, key=vs_philox.__getitem__)
-    met_fast = vs_philox[fastest] >= VS_PHILOX_GOAL
-    print(
-        f"{'GOAL MET' if met_fast else 'GOAL MISSED'}: fastest generator >= {VS_PHILOX_GOAL}x "
-        f"philox4x32 (fastest: {fastest}, {vs_philox[fastest]:.2f}x)"
-    )
-    print(f"goals met: {met + met_fast}/2 (total {time.perf_counter() - start:.0f} s)")
+    print(f"goals met: {sum(results)}/{len(results)} (total {time.perf_counter() - start:.0f} s)")
     return 0
 
 

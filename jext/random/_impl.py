@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Final, final
+from typing import Any, Final, final
 
 import jax
 
@@ -66,6 +66,8 @@ class RngImpl:
     # The JAX PRNGImpl, made on first use; not an init field, so dataclasses.replace
     # gives a modified copy its own.
     _jax_impl: list[Hashable] = field(default_factory=list, init=False, repr=False)
+    # Its four functions, as it holds them (see _ImplFunction).
+    _jax_functions: dict[str, _ImplFunction] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         parts = self.name.split(".")
@@ -87,15 +89,54 @@ class RngImpl:
         """The JAX ``PRNGImpl`` (made once), for ``jax.random.key(..., impl=...)``."""
         with _JAX_IMPL_LOCK:
             if not self._jax_impl:
+                # Each function goes by reference, so keys of this impl pickle (JAX pickles
+                # a key array's impl with it; jitted closures cannot be pickled).
+                fns = self._jax_functions
+                for fn in ("seed", "split", "random_bits", "fold_in"):
+                    fns[fn] = _ImplFunction(getattr(self, fn), self.name, fn)
                 self._jax_impl.append(
                     define_prng_impl(
                         key_shape=self.key_shape,
-                        seed=self.seed,
-                        split=self.split,
-                        random_bits=self.random_bits,
-                        fold_in=self.fold_in,
+                        seed=fns["seed"],
+                        split=fns["split"],
+                        random_bits=fns["random_bits"],
+                        fold_in=fns["fold_in"],
                         name=self.name,
                         tag=self.tag,
                     )
                 )
             return self._jax_impl[0]
+
+
+@final
+class _ImplFunction:
+    """A function of a registered impl, pickled as (impl name, function name).
+
+    Unpickling looks the impl up by name in the registry of the loading process, so a
+    pickled key array comes back with the very same JAX impl.
+    """
+
+    __slots__ = ("__weakref__", "_field", "_fn", "_impl_name")
+
+    def __init__(self, fn: Callable[..., jax.Array], impl_name: str, field: str) -> None:
+        self._fn = fn
+        self._impl_name = impl_name
+        self._field = field
+
+    def __call__(self, *args: Any) -> jax.Array:
+        return self._fn(*args)
+
+    def __repr__(self) -> str:
+        return f"<{self._field} of RNG implementation {self._impl_name!r}>"
+
+    def __reduce__(self) -> tuple[Callable[[str, str], Any], tuple[str, str]]:
+        return _registered_function, (self._impl_name, self._field)
+
+
+def _registered_function(impl_name: str, field: str) -> Any:
+    """The function ``field`` of the registered impl ``impl_name``'s JAX impl."""
+    from jext.random._api import get_impl  # _api imports this module
+
+    impl = get_impl(impl_name)
+    impl.jax_impl  # noqa: B018 (made on first use)
+    return impl._jax_functions[field]

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo
 from jax.typing import ArrayLike
+
+import jext
+from jext import _jax
 
 Array = jax.Array
 Words = tuple[Array, ...]
@@ -105,18 +112,59 @@ def rotl32(x: Array, r: int) -> Array:
     return (x << U32(r)) | (x >> U32(32 - r))
 
 
+def _mulhi32_split(a: Array, /, *, m: int) -> Array:
+    """The high 32 bits of ``a * m`` from four 16x16->32 products, all exact in uint32."""
+    mask16 = U32(0xFFFF)
+    a_lo, a_hi = a & mask16, a >> U32(16)
+    m_lo, m_hi = U32(m & 0xFFFF), U32(m >> 16)
+    lo_lo = a_lo * m_lo
+    lo_hi = a_lo * m_hi
+    hi_lo = a_hi * m_lo
+    # The middle column: at most 3 * (2**16 - 1), so it cannot wrap.
+    middle = (lo_lo >> U32(16)) + (lo_hi & mask16) + (hi_lo & mask16)
+    return a_hi * m_hi + (lo_hi >> U32(16)) + (hi_lo >> U32(16)) + (middle >> U32(16))
+
+
+# ``mulhi32(a, m=c)``: the reference splits into 16-bit halves (portable, 4 multiplies);
+# every platform lowers it as one widened 32x32->64 multiply and a shift instead.  Not
+# ``lax.mulhi``: it lowers through an MHLO-only path that fails to convert to StableHLO when
+# the output is sharded (JAX's own philox4x32 fails the same way).
+mulhi32 = jext.primitive("jext.rng_impls.mulhi32")(_mulhi32_split)
+mulhi32.def_batching_elementwise()
+
+
+@mulhi32.def_abstract_eval
+def _mulhi32_abstract(a: Any, /, *, m: int) -> Any:
+    return _jax.shaped_array(a.shape, a.dtype)
+
+
+@mulhi32.def_lowering(raw=True)
+def _mulhi32_widened(ctx: Any, a: Any, /, *, m: int) -> list[Any]:
+    # The uint64 product exists only inside the module, whether or not x64 is enabled.
+    wide = ir.RankedTensorType.get(
+        ir.RankedTensorType(a.type).shape, ir.IntegerType.get_unsigned(64)
+    )
+    product = stablehlo.multiply(stablehlo.convert(wide, a), _splat(wide, m))
+    return [stablehlo.convert(a.type, stablehlo.shift_right_logical(product, _splat(wide, 32)))]
+
+
+def _splat(tensor_type: Any, value: int) -> Any:
+    element = ir.IntegerAttr.get(ir.RankedTensorType(tensor_type).element_type, value)
+    return stablehlo.constant(ir.DenseElementsAttr.get_splat(tensor_type, element))
+
+
 def mulhilo64(a: Pair, m: int) -> tuple[Pair, Pair]:
     """The 128-bit product of a (low, high) pair and the 64-bit constant ``m``: (low, high).
 
-    Built from four 32x32->64 products (``*`` for the low halves, ``lax.mulhi`` for the high
-    halves) and explicit carries, since 64-bit integers may be unavailable.
+    Built from four 32x32->64 products (``*`` for the low halves, :func:`mulhi32` for the
+    high halves) and explicit carries, since 64-bit integers may be unavailable.
     """
     a0, a1 = a
-    m0, m1 = U32(m & MASK32), U32(m >> 32)
-    l00, h00 = a0 * m0, lax.mulhi(a0, m0)
-    l01, h01 = a0 * m1, lax.mulhi(a0, m1)
-    l10, h10 = a1 * m0, lax.mulhi(a1, m0)
-    l11, h11 = a1 * m1, lax.mulhi(a1, m1)
+    m0, m1 = m & MASK32, m >> 32
+    l00, h00 = a0 * U32(m0), mulhi32(a0, m=m0)
+    l01, h01 = a0 * U32(m1), mulhi32(a0, m=m1)
+    l10, h10 = a1 * U32(m0), mulhi32(a1, m=m0)
+    l11, h11 = a1 * U32(m1), mulhi32(a1, m=m1)
     t = h00 + l01
     c1 = carry_of(t, l01)
     w1 = t + l10
@@ -223,67 +271,135 @@ def run_rounds(
         return state
 
     width = len(params[0])
+    # Every carried word is made to depend on the counter (the last word): JAX's scan
+    # batching fails under vmap over sharded keys when constant words (ChaCha's sigma) are
+    # carried unbatched next to batched ones.  XLA folds the ``& 0`` away.
+    anchor = state[-1] & U32(0)
+    state = materialize(jnp.broadcast_arrays(*(w | anchor for w in state)))
 
-    def body(x: Words, p: Array) -> tuple[Words, None]:
-        unit_params = tuple(p[i] for i in range(width))
+    def body(x: Words, p: Array | None) -> tuple[Words, None]:
+        unit_params = () if p is None else tuple(p[i] for i in range(width))
         for stage in stages:
-            x = materialize(stage(x, unit_params))
+            x = materialize(jnp.broadcast_arrays(*stage(x, unit_params)))
         return x, None
 
-    # One (units, width) array of per-unit parameters: a single concatenate to build.
-    flat_params = [w for p in params for w in p]
-    xs = jnp.stack(flat_params) if flat_params else jnp.zeros((0,), U32)
-    # A materialized initial state is one fusion rather than one per word.
-    state, _ = lax.scan(body, materialize(state), xs.reshape(len(params), width))
+    # One (units, width, ...) array of per-unit parameters: a single concatenate to build.
+    # Without parameters (ChaCha) the scan has no xs at all: an unbatched empty xs next to
+    # a batched carry trips JAX's scan batching under sharded vmap.
+    xs = None
+    if width:
+        xs = jnp.stack(jnp.broadcast_arrays(*(w for p in params for w in p)))
+        xs = xs.reshape(len(params), width, *xs.shape[1:])
+    state, _ = lax.scan(body, state, xs, length=len(params))
     return state
 
 
 # --- streams and bit widths -----------------------------------------------------------------
+#
+# Key data arrives as uint32[*batch, L] (the random_bits primitive batches on a leading
+# axis), so every key word is an array of shape (*batch, 1) and every block word one of
+# shape (*batch, nblocks).
 
 
-def stream_words(
-    block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
+def key_words(key: Array, count: int) -> Words:
+    """The first ``count`` words of ``uint32[*batch, L]`` key data, each ``(*batch, 1)``."""
+    return tuple(key[..., i : i + 1] for i in range(count))
+
+
+def _blocks(
+    block: BlockFn, prepared: Words, start: Words, first: Array, count: int, *, cpu: bool
 ) -> Array:
-    """The first ``nwords`` words of the blocks at counters ``start, start + 1, ...``."""
-    nblocks = -(-nwords // block_words)
-    if nblocks == 0:
-        return jnp.zeros((0,), U32)
+    """Blocks ``first .. first + count - 1`` of the stream, words in order: ``(*batch, n)``."""
+    index = first + lax.iota(U32, count)
+    rolled = count < _UNROLL_MIN_BLOCKS
+    words = jnp.broadcast_arrays(*block(prepared, add_to_counter(start, index), rolled))
+    # On XLA:CPU the block words are computed once (variadic reduce) before interleaving;
+    # elsewhere a plain stack is one concatenate fusion that computes each block once.
+    stacked = interleave(words) if cpu else jnp.stack(words, axis=-1)
+    return stacked.reshape(*stacked.shape[:-2], -1)
+
+
+def _check_blocks(nblocks: int) -> None:
     if nblocks > 1 << 32:
         raise NotImplementedError("random bits array needing more than 2**32 blocks")
 
-    rolled = nblocks < _UNROLL_MIN_BLOCKS
 
-    def blocks(first: Array, count: int) -> Array:
-        index = first + lax.iota(U32, count)
-        return interleave(block(prepared, add_to_counter(start, index), rolled)).reshape(-1)
+def stream_words_chunked(
+    block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
+) -> Array:
+    """The first ``nwords`` words from ``start`` on, chunk by chunk (the XLA:CPU strategy).
 
+    Long streams are generated in a ``lax.scan`` over chunks of ``2**19`` words, so the
+    per-word intermediates of a chunk stay in cache.
+    """
+    nblocks = -(-nwords // block_words)
+    _check_blocks(nblocks)
+    batch = jnp.broadcast_shapes(*(w.shape[:-1] for w in (*prepared, *start)))
+    if nblocks == 0:
+        return jnp.zeros((*batch, 0), U32)
     chunk = max(1, _CHUNK_WORDS // block_words)
     if nblocks <= chunk:
-        flat = blocks(jnp.asarray(0, U32), nblocks)
+        flat = _blocks(block, prepared, start, jnp.zeros((), U32), nblocks, cpu=True)
     else:
         nchunks = -(-nblocks // chunk)
 
         def step(carry: None, i: Array) -> tuple[None, Array]:
-            return carry, blocks(i * U32(chunk), chunk)
+            return carry, _blocks(block, prepared, start, i * U32(chunk), chunk, cpu=True)
 
         _, ys = lax.scan(step, None, jnp.arange(nchunks, dtype=U32))
-        flat = ys.reshape(-1)
-    return flat if flat.shape[0] == nwords else flat[:nwords]
+        flat = jnp.moveaxis(ys, 0, -2).reshape(*batch, -1)
+    return flat if flat.shape[-1] == nwords else flat[..., :nwords]
+
+
+def stream_words_fused(
+    block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
+) -> Array:
+    """The first ``nwords`` words from ``start`` on, in one pass (the GPU/TPU strategy).
+
+    One elementwise computation over every block of the output: no loop over chunks, and
+    no intermediate larger than the output.
+    """
+    nblocks = -(-nwords // block_words)
+    _check_blocks(nblocks)
+    batch = jnp.broadcast_shapes(*(w.shape[:-1] for w in (*prepared, *start)))
+    if nblocks == 0:
+        return jnp.zeros((*batch, 0), U32)
+    flat = _blocks(block, prepared, start, jnp.zeros((), U32), nblocks, cpu=False)
+    return flat if flat.shape[-1] == nwords else flat[..., :nwords]
 
 
 def words_to_bits(words: Array, bit_width: int, shape: Shape) -> Array:
-    """Read a uint32 word stream as little-endian ``bit_width``-bit integers, in C order."""
+    """Read ``uint32[*batch, nwords]`` streams as little-endian ``bit_width``-bit integers.
+
+    The result is ``uint{bit_width}[*batch, *shape]``, C order.  Only ``lax`` ops with
+    explicit dtypes are used: a ``uint64`` request without x64 (JAX canonicalizes it to
+    ``uint32``) must not trip strict dtype promotion.
+    """
+    batch = words.shape[:-1]
     n = math.prod(shape)
     if bit_width == 32:
-        return words.reshape(shape)
+        return words.reshape(*batch, *shape)
     if bit_width == 64:
-        halves = words.reshape(n, 2).astype(jnp.uint64)
-        return (halves[:, 0] | (halves[:, 1] << np.uint64(32))).reshape(shape)
+        dtype = bits_dtype(64)
+        halves = lax.convert_element_type(words.reshape(*batch, n, 2), dtype)
+        lo, hi = halves[..., 0], halves[..., 1]
+        if dtype.itemsize == 8:
+            lo = lo | lax.shift_left(hi, lax.full_like(hi, 32))
+        # Without x64 the low halves alone are the 32-bit values JAX asked for.
+        return lo.reshape(*batch, *shape)
     per_word = 32 // bit_width
-    mask = U32((1 << bit_width) - 1)
-    parts = jnp.stack([(words >> U32(bit_width * k)) & mask for k in range(per_word)], axis=-1)
-    dtype = jnp.uint8 if bit_width == 8 else jnp.uint16
-    return parts.reshape(-1)[:n].astype(dtype).reshape(shape)
+    shifts = lax.broadcasted_iota(U32, (per_word,), 0) * U32(bit_width)
+    parts = lax.shift_right_logical(words[..., None], lax.broadcast(shifts, (*words.shape,)))
+    narrow = lax.convert_element_type(parts, bits_dtype(bit_width))  # keeps the low bits
+    return narrow.reshape(*batch, -1)[..., :n].reshape(*batch, *shape)
+
+
+def bits_dtype(bit_width: int) -> np.dtype[np.unsignedinteger]:
+    """``uint{bit_width}`` as JAX canonicalizes it (``uint32`` for 64 bits without x64)."""
+    dtype: np.dtype[np.unsignedinteger] = jax.dtypes.canonicalize_dtype(
+        np.dtype(f"uint{bit_width}")
+    )
+    return dtype
 
 
 # --- seeds ----------------------------------------------------------------------------------
@@ -399,15 +515,54 @@ class CounterRng:
         """Child number ``data`` of ``key`` (the same key as ``split(key, n)[data]``)."""
         return self.derive(key, jnp.asarray(data).astype(U32))
 
+    @functools.cached_property
+    def bits_primitive(self) -> jext.Primitive[..., Array]:
+        """``random_bits`` as a jext primitive: one generation strategy per platform.
+
+        ``bits(key_data, bit_width=, shape=)`` takes ``uint32[*batch, L]`` key data.  Its
+        reference (used on cuda, rocm and tpu) generates the whole output in one fused
+        pass; its cpu rule generates it in cache-sized chunks.  Both give the same bits.
+        """
+        return _bits_primitive(self)
+
+    def stream_bits(self, key: Array, bit_width: int, shape: Shape, *, strategy: Strategy) -> Array:
+        """``random_bits`` of ``uint32[*batch, L]`` key data with the given strategy."""
+        nwords = -(-math.prod(shape) * bit_width // 32)
+        words = key_words(key, self.data_words)
+        kw, cw = words[: self.key_words], words[self.key_words :]
+        stream = strategy(self.block, self.prepare(kw), cw, self.block_words, nwords)
+        return words_to_bits(stream, bit_width, shape)
+
     def random_bits(self, key: Array, bit_width: int, shape: Shape) -> Array:
         """``bit_width``-bit integers read from the key's stream, little-endian, in C order."""
         if bit_width not in (8, 16, 32, 64):
             raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
         shape = tuple(int(d) for d in shape)
-        nwords = -(-math.prod(shape) * bit_width // 32)
-        kw, cw = self._split_data(key)
-        words = stream_words(self.block, self.prepare(kw), cw, self.block_words, nwords)
-        return words_to_bits(words, bit_width, shape)
+        return self.bits_primitive(key, bit_width=bit_width, shape=shape)
+
+
+Strategy = Callable[[BlockFn, Words, Words, int, int], Array]
+
+
+def _bits_primitive(rng: CounterRng) -> jext.Primitive[..., Array]:
+    def fused(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
+        return rng.stream_bits(key, bit_width, shape, strategy=stream_words_fused)
+
+    def chunked(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
+        return rng.stream_bits(key, bit_width, shape, strategy=stream_words_chunked)
+
+    fused.__qualname__ = f"{rng.name}_bits_fused"
+    chunked.__qualname__ = f"{rng.name}_bits_chunked"
+    prim = jext.primitive(f"jext.rng_impls.{rng.name}_bits")(fused)
+
+    @prim.def_abstract_eval
+    def _abstract(key: Any, /, *, bit_width: int, shape: Shape) -> Any:
+        return _jax.shaped_array((*key.shape[:-1], *shape), bits_dtype(bit_width))
+
+    prim.def_lowering(chunked, platform="cpu")
+    # Both strategies take any leading batch axes of key data.
+    prim.def_batching_leading_axis()
+    return prim
 
 
 def _tweak(words: Words, tweak: Sequence[int]) -> Words:
