@@ -13,7 +13,7 @@ import jax
 
 WORKERS = 2
 ROWS, COLS = 8, 2
-IMPLS = ("jext.chacha20", "jext.threefry4x64")
+IMPLS = ("jext.philox4x64", "jext.chacha20", "jext.threefry4x64")
 
 
 def inputs() -> tuple[object, ...]:
