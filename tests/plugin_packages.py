@@ -239,6 +239,8 @@ PIP_FLAGS = (
 def running_site_dirs() -> list[str]:
     """The running interpreter's site-packages folders (a venv's own first), no duplicates."""
     dirs = [*site.getsitepackages(), sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
+    if site.ENABLE_USER_SITE:  # never inside a venv; a plain interpreter also sees --user installs
+        dirs.append(site.getusersitepackages())
     return list(dict.fromkeys(dirs))
 
 
