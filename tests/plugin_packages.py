@@ -282,7 +282,7 @@ def pip_install(python: Path, *paths: str) -> subprocess.CompletedProcess[str]:
 
 def build_and_install(packages: list[Package], root: Path) -> Path:
     """Write the packages under ``root/src`` and pip-install them all into ``root/site``."""
-    site = root / "site"
+    target = root / "site"
     paths = []
     for pkg in packages:
         src = root / "src" / pkg.dist
@@ -309,10 +309,10 @@ def build_and_install(packages: list[Package], root: Path) -> Path:
         )
         paths.append(str(src))
     installed = subprocess.run(
-        [sys.executable, "-m", "pip", "install", *PIP_FLAGS, "--target", str(site), *paths],
+        [sys.executable, "-m", "pip", "install", *PIP_FLAGS, "--target", str(target), *paths],
         capture_output=True,
         text=True,
         check=False,
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    return site
+    return target
