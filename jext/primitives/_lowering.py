@@ -151,10 +151,16 @@ def rule_as_function(core: Core, entry: LoweringEntry) -> Callable[..., Any]:
 
 def impl(core: Core, args: Sequence[Any], bind_params: dict[str, Any]) -> list[Any]:
     """The eager implementation: the author's impl, or the lowering compiled once."""
-    form = parse_form(bind_params, len(args))
     user = core.rules.impl
     if user is None:
-        return _compiled(core, form)(*args)
+        # Bind params tell 2 from 2.0 (see StaticParam): they key the compiled impl as is.
+        key = tuple(bind_params.items())
+        jitted = core.impls.get(key)
+        if jitted is None:
+            bound = functools.partial(_jax.bind, core.jax, **bind_params)
+            jitted = core.impls.put(key, jax.jit(bound))
+        return list(_jax.run_eagerly(jitted, *args))
+    form = parse_form(bind_params, len(args))
     per_example_avals = unbatched_avals([_jax.typeof(a) for a in args], form.levels)
     avals, tree = base_abstract_eval(core, form.plain, per_example_avals)
 
