@@ -27,6 +27,9 @@ from jext_scipy_special._functions import (
     lambertw,
     stdtr,
 )
+from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
+from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
+from jext_scipy_special._functions._stats import WRAPPERS as _STATS
 
 __all__ = [
     "WRAPPERS",
@@ -129,6 +132,11 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         differentiable=(1,),
     ),
 )
+
+
+WRAPPERS += _ELEMENTARY
+WRAPPERS += _GAMMADIST
+WRAPPERS += _STATS
 
 
 @jext.hooks.register_scipy_wrappers
