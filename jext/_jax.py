@@ -3,7 +3,7 @@
 JAX's extension API moves between releases (0.10 removed ``batching.not_mapped``,
 ``ad.Zero.from_primal_value`` and ``jax.core.Primitive``).  The rest of jext imports
 JAX internals only through this module, so a new JAX release is absorbed here.
-Tested against jax 0.10.x.
+Tested against jax 0.8.x and 0.10.x; the differences are the version switches at the end.
 """
 
 from __future__ import annotations
@@ -14,24 +14,18 @@ from typing import Any, Final, TypeAlias, TypeGuard
 import jax
 import numpy as np
 
-# The objects jax.extend.core re-exports, taken from where they live: importing
-# jax.extend imports all of it (Pallas included), which would triple jext's import time.
+# From jax.extend.core where it has them in every supported JAX (0.8 to 0.11); the two
+# names it exports only from jax 0.10 on (not in 0.8.3 or 0.9.2) from where they live.
 from jax._src import api_util as _api_util
 from jax._src import config as _config
 from jax._src import core as _core
 from jax._src import linear_util as _lu
 from jax._src.array import ArrayImpl
-from jax._src.core import (
-    ClosedJaxpr,
-    Jaxpr,
-    Primitive,
-    jaxpr_as_fun,
-    jaxprs_in_params,
-    primal_dtype_to_tangent_dtype,
-)
+from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import xla_client  # type: ignore[attr-defined]
+from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
 from jax.interpreters import ad, batching, mlir, xla
 
 __all__ = [
@@ -287,7 +281,7 @@ def lower_jaxpr(ctx: LoweringContext, closed: ClosedJaxpr, *values: Any) -> Sequ
         if closed.consts
         else []
     )
-    outs, tokens = mlir.jaxpr_subcomp(
+    outs, tokens = jaxpr_subcomp(
         module_ctx,
         closed.jaxpr,
         ctx.name_stack,
@@ -296,7 +290,6 @@ def lower_jaxpr(ctx: LoweringContext, closed: ClosedJaxpr, *values: Any) -> Sequ
         *values,
         dim_var_values=ctx.dim_var_values,
         const_lowering=ctx.const_lowering,
-        outer_traceback=xla_client.Traceback(),
     )
     ctx.set_tokens_out(tokens)
     return list(outs)
@@ -395,3 +388,43 @@ def drop_batch_axis(aval: AbstractValue, size: int) -> AbstractValue:
 def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     out: list[Any] = jaxpr_as_fun(closed)(*args)
     return out
+
+
+# --- version switches ----------------------------------------------------------------
+# Every difference between the JAX releases jext supports (pyproject: jax>=0.8,<0.12) is
+# one function here, named for what it does; its docstring names the release and the
+# change it absorbs.  CI runs the suite on the oldest (0.8.x) and the newest installable.
+
+JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
+"""The installed JAX release, e.g. ``(0, 10, 2)``."""
+
+
+def jaxpr_subcomp(
+    module_ctx: Any,
+    jaxpr: Jaxpr,
+    name_stack: Any,
+    tokens: Any,
+    consts: Sequence[Any],
+    *values: Any,
+    dim_var_values: Sequence[Any],
+    const_lowering: Any,
+) -> tuple[Sequence[Any], Any]:
+    """``mlir.jaxpr_subcomp``: emit ``jaxpr`` inline into the module being lowered.
+
+    jax 0.9.1 added the required keyword ``outer_traceback`` (the traceback prefixed to
+    the source locations of the inlined equations); jax 0.8 and 0.9.0 do not accept it.
+    """
+    # Typed loosely: the keyword set differs with the installed JAX.
+    subcomp: Callable[..., tuple[Sequence[Any], Any]] = mlir.jaxpr_subcomp
+    newer = {"outer_traceback": xla_client.Traceback()} if JAX_VERSION >= (0, 9, 1) else {}
+    return subcomp(
+        module_ctx,
+        jaxpr,
+        name_stack,
+        tokens,
+        consts,
+        *values,
+        dim_var_values=dim_var_values,
+        const_lowering=const_lowering,
+        **newer,
+    )

@@ -1,15 +1,46 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures shared by the test modules, and the ``gpu`` marker's skip."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import jax
 import pytest
 
 from tests import plugin_packages as pp
+
+
+def gpu_devices() -> list[jax.Device]:
+    """JAX's CUDA or ROCm devices; empty where JAX has no GPU backend."""
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:  # "Unknown backend: 'gpu' requested, but no platforms ..."
+        return []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the tests marked ``gpu`` where JAX sees no GPU (asked only if one is collected)."""
+    marked = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if marked and not gpu_devices():
+        skip = pytest.mark.skip(reason="needs a GPU: JAX has no cuda or rocm backend here")
+        for item in marked:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def on_cpu() -> Iterator[jax.Device]:
+    """JAX's default device is the CPU for the test: for tests that mean "the CPU rule".
+
+    Uncommitted arrays (made without a device) follow the default device, so on a GPU
+    machine the test still runs, and checks, the CPU rule.
+    """
+    cpu = jax.devices("cpu")[0]
+    with jax.default_device(cpu):
+        yield cpu
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,21 @@
-"""Throwaway plugin distributions, built and installed for real with pip into a target folder.
+"""Throwaway plugin distributions and environments, built and installed for real with pip.
 
 Each entry is one distribution with one module and one ``jext`` entry point.  Tests put the
 target folder on ``sys.path`` (or ``PYTHONPATH`` for a subprocess), so discovery goes through
 real ``.dist-info`` entry points, exactly as for a ``pip install jext-myplugin``.
+
+Everything here builds with what the *running* interpreter has installed (its setuptools,
+its jext), never with the base interpreter's packages: a venv made with
+``--system-site-packages`` from inside another venv sees the base interpreter's
+site-packages, whose setuptools may be years old (``invalid command 'bdist_wheel'``).
 """
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
+import sysconfig
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -372,9 +379,60 @@ UNUSED_LOWERING = _pkg(
 ALL = [GOOD, MYTRIAL, UNUSED_LOWERING, SCIPY_A, SCIPY_B, *(pkg for pkg, _ in FAULTS.values())]
 
 
+#: pip without network, prompts or build isolation: builds use the running setuptools.
+PIP_FLAGS = (
+    "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+    "--disable-pip-version-check", "--no-input",
+)  # fmt: skip
+
+
+def running_site_dirs() -> list[str]:
+    """The running interpreter's site-packages folders (a venv's own first), no duplicates."""
+    dirs = [*site.getsitepackages(), sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
+    if site.ENABLE_USER_SITE:  # never inside a venv; a plain interpreter also sees --user installs
+        dirs.append(site.getusersitepackages())
+    return list(dict.fromkeys(dirs))
+
+
+def venv_over_running(env: Path) -> Path:
+    """A new venv at ``env`` that sees the running environment's packages; its python.
+
+    It has no system site packages: a ``.pth`` file adds the running interpreter's
+    site-packages with ``site.addsitedir``, which also runs the ``.pth`` files there (so
+    editable installs of jext and its plugins are seen).  What is pip-installed into the
+    venv comes first on its path.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    lines = [f"import site; site.addsitedir({d!r})" for d in running_site_dirs()]
+    (Path(own) / "_jext_tests_running_env.pth").write_text("\n".join(lines) + "\n")
+    return python
+
+
+def pip_install(python: Path, *paths: str) -> subprocess.CompletedProcess[str]:
+    """pip-install local source trees into the environment of ``python``, built offline.
+
+    ``--ignore-installed``: a distribution of the same name in the running environment
+    (seen through the ``.pth`` file) must not stop the install or be uninstalled.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", *PIP_FLAGS,
+         "--ignore-installed", *paths],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+
+
 def build_and_install(packages: list[Package], root: Path) -> Path:
     """Write the packages under ``root/src`` and pip-install them all into ``root/site``."""
-    site = root / "site"
+    target = root / "site"
     paths = []
     for pkg in packages:
         src = root / "src" / pkg.dist
@@ -403,13 +461,11 @@ def build_and_install(packages: list[Package], root: Path) -> Path:
             ).replace("{namespaces}", namespaces)
         )
         paths.append(str(src))
-    subprocess.run(
-        [
-            sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-            "--no-build-isolation", "--no-index", "--disable-pip-version-check",
-            "--target", str(site), *paths,
-        ],
-        check=True,
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", *PIP_FLAGS, "--target", str(target), *paths],
         capture_output=True,
-    )  # fmt: skip
-    return site
+        text=True,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return target

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.plugin_packages import pip_install, venv_over_running
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PYPROJECT = """
@@ -80,19 +82,14 @@ def downstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (pkg / "pyproject.toml").write_text(PYPROJECT)
     (pkg / "src" / "jext_downstream" / "__init__.py").write_text(textwrap.dedent(MODULE))
     (pkg / "src" / "jext_downstream" / "py.typed").write_text("")
-    env = root / "venv"
-    made = run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env))
-    assert made.returncode == 0, made.stderr
-    python = env / "bin" / "python"
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
-    flags = ["--no-deps", "--no-build-isolation", "--no-index", "--disable-pip-version-check"]
-    installed = run(*pip, *flags, str(pkg))
-    assert installed.returncode == 0, installed.stderr
+    python = venv_over_running(root / "venv")
+    installed = pip_install(python, str(pkg))
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     stubs = root / "stubs"
     generated = run(str(python), "-m", "jext", "stubgen", "--out", str(stubs))
     assert generated.returncode == 0, generated.stderr
-    installed = run(*pip, *flags, str(stubs))
-    assert installed.returncode == 0, installed.stderr
+    installed = pip_install(python, str(stubs))
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     return pkg, python
 
 

@@ -39,11 +39,13 @@ def test_each_platform_lowers_its_own_rule() -> None:
         assert ops[platform] == {op}, platform
 
 
+@pytest.mark.usefixtures("on_cpu")
 def test_cpu_call_runs_the_cpu_rule(exported: jext.lowering.PlatformExport) -> None:
     np.testing.assert_allclose(exported.call(X), np.sin(X) + 1, rtol=1e-6)
     np.testing.assert_allclose(prims.by_platform(X), np.sin(X) + 1, rtol=1e-6)
 
 
+@pytest.mark.usefixtures("on_cpu")
 def test_serialize_round_trip(exported: jext.lowering.PlatformExport) -> None:
     restored = jax.export.deserialize(exported.exported.serialize())
     assert restored.platforms == ("cpu", "cuda", "rocm", "tpu")
@@ -57,6 +59,7 @@ def test_reference_serves_where_no_rule_is_registered() -> None:
     )
 
 
+@pytest.mark.usefixtures("on_cpu")
 def test_missing_platform_raises_lowering_error_naming_it() -> None:
     @jext.primitive("tests.cpu_only", reference_lowering=["cpu"])
     def cpu_only(x: jax.Array, /) -> jax.Array:

@@ -253,6 +253,7 @@ def test_batching_shortcuts(kind: str) -> None:
     assert eqn.outvars[0].aval.shape == (3, 2)
 
 
+@pytest.mark.usefixtures("on_cpu")
 def test_default_batching_with_custom_lowerings_keeps_platform_rules() -> None:
     x = jnp.stack([X, 2 * X])
     np.testing.assert_allclose(jax.vmap(prims.by_platform)(x), jnp.sin(x) + 1, rtol=1e-6)
@@ -261,6 +262,7 @@ def test_default_batching_with_custom_lowerings_keeps_platform_rules() -> None:
     assert "stablehlo.cosine" in text and "stablehlo.tanh" in text
 
 
+@pytest.mark.usefixtures("on_cpu")
 def test_raw_lowering_rule() -> None:
     from jax._src.lib.mlir.dialects import hlo
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from jext._stubgen import generate
+from tests.plugin_packages import pip_install, venv_over_running
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPING = ROOT / "tests" / "typing"
@@ -47,19 +48,11 @@ def mypy(prefix: str, where: Path, *args: str) -> subprocess.CompletedProcess[st
 def python_with_stubs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtual environment that sees this one's packages plus the stubs from stubs/."""
     env = tmp_path_factory.mktemp("stubenv") / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env)],
-        check=True,
-    )
-    python = env / "bin" / "python"
+    python = venv_over_running(env)
     # Built from a copy: a build writes build/ and *.egg-info next to its sources.
     source = shutil.copytree(STUBS, env.parent / "stubs")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-         "--no-build-isolation", "--no-index", "--disable-pip-version-check", str(source)],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
+    installed = pip_install(python, str(source))
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     return python
 
 
