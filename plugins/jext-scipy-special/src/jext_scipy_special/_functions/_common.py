@@ -250,19 +250,23 @@ def iterate(
 ) -> S:
     """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until ``converged(state)``.
 
-    ``converged`` returns a boolean array; the ``lax.while_loop`` stops once it
-    is all true or after ``max_iter`` (rounded up to a multiple of ``unroll``)
-    steps.  Steps are taken ``unroll`` at a time with one convergence test per
-    group; elements that have converged keep iterating with the rest (the
-    step functions must tolerate that: the fractions and series used here are
-    stationary once converged, and Steed's CF2 freezes its sums).  Small
-    loop bodies without per-element masking matter a lot for XLA on CPU.
+    ``converged`` returns a boolean array shaped like every leaf of the state;
+    the ``lax.while_loop`` stops once it is all true or after ``max_iter``
+    (rounded up to a multiple of ``unroll``) steps.  Steps are taken ``unroll``
+    at a time with one loop test per group.  An element's state is frozen from
+    the step at which its own ``converged`` first holds: without that, a
+    converged element would go on iterating while the slowest element of its
+    batch has not converged, and the last bits of its value would depend on
+    which other elements it was computed with.
     """
 
     def body(carry: tuple[jax.Array, S]) -> tuple[jax.Array, S]:
         i, st = carry
         for k in range(unroll):
-            st = step(i + float(k), st)
+            done = converged(st)
+            st = jax.tree.map(
+                lambda old, new: jnp.where(done, old, new), st, step(i + float(k), st)
+            )
         return i + float(unroll), st
 
     def cond(carry: tuple[jax.Array, S]) -> jax.Array:
