@@ -7,6 +7,7 @@ array arguments (float32, or float64 under ``jax_enable_x64``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -108,7 +109,18 @@ def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
     """
 
     def run(*args: ArrayLike) -> jax.Array:
-        return kernel(*as_float_arrays(*args))
+        arrays = as_float_arrays(*args)
+        shape = arrays[0].shape
+        if math.prod(shape) != 1:
+            return kernel(*arrays)
+        # XLA compiles one-element arrays as scalars and rounds some operations
+        # differently from arrays of two or more; computing a single element as
+        # one lane of two keeps its value the same as in any batch.  (A
+        # concatenation, not a broadcast: XLA would sink the elementwise work
+        # below a broadcast and compute it as a scalar again.)
+        out = kernel(*(jnp.concatenate([a.reshape(1), a.reshape(1)]) for a in arrays))
+        result: jax.Array = jax.tree.map(lambda o: o[0].reshape(shape), out)
+        return result
 
     compiled: Callable[..., jax.Array] = jax.jit(run)
     return compiled

@@ -204,7 +204,8 @@ def _rc_pos(x: jax.Array, y: jax.Array) -> jax.Array:
     m = (a + 2.0 * b) / 3.0
     s = (b - m) / m
     poly = 1.0 + s * s * (
-        3.0 / 10.0 + s * (1.0 / 7.0 + s * (3.0 / 8.0 + s * (9.0 / 22.0 + s * (159.0 / 208.0 + s * 9.0 / 8.0))))
+        3.0 / 10.0
+        + s * (1.0 / 7.0 + s * (3.0 / 8.0 + s * (9.0 / 22.0 + s * (159.0 / 208.0 + s * 9.0 / 8.0))))
     )
     return poly / jnp.sqrt(m)
 
@@ -238,6 +239,15 @@ def _rc(x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 # ---------------------------------------------------------------- RJ
+def _atan_pos(r: jax.Array) -> jax.Array:
+    """``atan(r)`` for ``r >= 0`` through ``asin``: XLA's CPU ``atan`` rounds differently
+    in vectorised and scalar loops, which would make values depend on the batch shape."""
+    inv = r > 1.0
+    t = jnp.where(inv, 1.0 / r, r)
+    a = jnp.arcsin(t / jnp.sqrt(1.0 + t * t))
+    return jnp.where(inv, 0.5 * math.pi - a, a)
+
+
 def _rc1(e: jax.Array) -> jax.Array:
     """``RC(1, 1 + e)`` for ``e > -1`` in closed form, by its series near 0."""
     small = jnp.abs(e) < 0.1
@@ -247,7 +257,7 @@ def _rc1(e: jax.Array) -> jax.Array:
         series = series * (-es) + 1.0 / (2 * k + 1)
     el = jnp.where(small, 1.0, e)
     r = jnp.sqrt(jnp.abs(el))
-    big = jnp.where(el > 0.0, jnp.arctan(r) / r, jnp.arctanh(jnp.minimum(r, 1.0)) / r)
+    big = jnp.where(el > 0.0, _atan_pos(r) / r, jnp.arctanh(jnp.minimum(r, 1.0)) / r)
     return jnp.where(small, series, big)
 
 
@@ -314,7 +324,9 @@ def _rg(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
     los, his = jnp.where(ok, lo, 1.0), jnp.where(ok, hi, 1.0)
     rf = _rf(los, his, ms)
     rd = _rd(los, his, ms)
-    val = 0.5 * (ms * rf + (ms - los) * (his - ms) * rd / 3.0 + jnp.sqrt(los) * jnp.sqrt(his) / jnp.sqrt(ms))
+    val = 0.5 * (
+        ms * rf + (ms - los) * (his - ms) * rd / 3.0 + jnp.sqrt(los) * jnp.sqrt(his) / jnp.sqrt(ms)
+    )
     val = jnp.where(ok, val, 0.5 * jnp.sqrt(hi))
     bad = (lo < 0.0) | jnp.isnan(x + y + z)
     return jnp.where(bad, jnp.nan, jnp.where(jnp.isinf(hi), jnp.inf, val))
@@ -381,7 +393,7 @@ def _ellipj_impl(u: jax.Array, m: jax.Array) -> tuple[jax.Array, ...]:
         phi = 0.5 * (phi + jnp.arcsin(jnp.clip(cs[k] * jnp.sin(phi) / as_[k], -1.0, 1.0)))
     # m == 1 exactly: sn = tanh, cn = dn = sech, am = gd(u).
     one = ms == 1.0
-    phi = jnp.where(one, 2.0 * jnp.arctan(jnp.exp(us)) - 0.5 * math.pi, phi)
+    phi = jnp.where(one, jnp.arcsin(jnp.tanh(us)), phi)
     sn, cn = jnp.sin(phi), jnp.cos(phi)
     dn = jnp.sqrt(1.0 - ms * sn * sn)
     outs = (sn, cn, dn, phi)

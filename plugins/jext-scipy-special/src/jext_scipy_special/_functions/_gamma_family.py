@@ -1,5 +1,5 @@
 """Error- and gamma-family functions: ``erfi``, ``ndtri_exp``, ``rgamma``, ``binom``,
-``powm1``, ``gammainccinv``, ``betaincc``.
+``powm1``, ``gammainccinv``.
 
 Methods:
 
@@ -19,8 +19,6 @@ Methods:
   ``1 / ((n + 1) B(n - k + 1, k + 1))``.
 * ``powm1(x, y) = expm1(y log x)`` for ``x > 0``; for ``x < 0`` and integer
   ``y``, ``x^y - 1``.
-* ``betaincc(a, b, x) = I_{1-x}(b, a)`` for ``x >= 1/2`` (``1 - x`` exact),
-  else ``1 - I_x(a, b)`` where that is above 1/2, else ``I_{1-x}(b, a)``.
 
 Derivatives are the closed forms (``erfi' = 2/sqrt(pi) e^(x^2)``,
 ``ndtri_exp' = Phi(x) / phi(x)``, ``binom`` through digamma differences,
@@ -39,13 +37,13 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, is_double, nondiff, polyval, tangent
+from ._common import entry_point, is_double, polyval
 from ._declare import special_wrapper
 from ._erf import ndtri
 from ._gamma import gammainccinv
 from ._t import _two_prod
 
-__all__ = ["WRAPPERS", "betaincc", "binom", "erfi", "ndtri_exp", "powm1", "rgamma"]
+__all__ = ["WRAPPERS", "binom", "erfi", "ndtri_exp", "powm1", "rgamma"]
 
 _ERFI_SWITCH = 6.5
 _ERFI_TERMS = (140, 60)  # series terms (float64, float32) for |x| <= 6.5
@@ -349,49 +347,6 @@ def powm1(x: ArrayLike, y: ArrayLike) -> jax.Array:
     return _POWM1(x, y)
 
 
-# -------------------------------------------------------------- betaincc
-def _betaincc_impl(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
-    ix = jsp.betainc(a, b, x)
-    flipped = jsp.betainc(b, a, 1.0 - x)
-    use_flip = (x >= 0.5) | (ix > 0.5)
-    return jnp.where(use_flip, flipped, 1.0 - ix)
-
-
-@jax.custom_jvp
-def _betaincc(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
-    return _betaincc_impl(a, b, x)
-
-
-def _betaincc_jvp(
-    primals: tuple[jax.Array, jax.Array, jax.Array], tangents: tuple[object, object, object]
-) -> tuple[jax.Array, jax.Array]:
-    a, b, x = primals
-    da, db, dx = tangents
-    nondiff(da, "betaincc", "a")
-    nondiff(db, "betaincc", "b")
-    lb = jsp.betaln(a, b)
-    dens = jnp.exp((a - 1.0) * jnp.log(x) + (b - 1.0) * jnp.log1p(-x) - lb)
-    return _betaincc(a, b, x), -dens * tangent(dx, x)
-
-
-_betaincc.defjvp(_betaincc_jvp, symbolic_zeros=True)
-_BETAINCC = entry_point(_betaincc)
-
-
-def betaincc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> jax.Array:
-    """Complemented regularised incomplete beta ``1 - I_x(a, b)``, mirroring
-    ``scipy.special.betaincc``, from ``jax.scipy.special.betainc`` without the
-    cancellation of ``1 - I``.
-
-    Accuracy is ``jax.scipy``'s ``betainc``'s (about 2e-12 relative for ``a, b``
-    in [0.1, 100]); the wrapper is held to 5e-12 (float64).  Differentiable in
-    ``x``: ``-x^(a-1) (1-x)^(b-1) / B(a, b)``.
-    """
-    return _BETAINCC(a, b, x)
-
-
-_GRID = (-jnp.inf, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, jnp.inf, jnp.nan)
-
 WRAPPERS: tuple[ScipyWrapper, ...] = (
     special_wrapper(
         "erfi",
@@ -436,13 +391,5 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         gammainccinv,
         (Domain(((0.1, 100.0), (1e-37, 0.999999)), log=True), Domain(((0.5, 50.0), (0.0, 1.0)))),
         differentiable=(1,),
-    ),
-    special_wrapper(
-        "betaincc",
-        betaincc,
-        (Domain(((0.5, 50.0), (0.5, 50.0), (0.0, 1.0))),),
-        differentiable=(2,),
-        tolerances={"float64": (5e-12, 1e-300)},
-        dtypes=("float64",),
     ),
 )
