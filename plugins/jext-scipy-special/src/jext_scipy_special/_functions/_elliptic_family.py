@@ -271,13 +271,15 @@ def _rj_impl(x: jax.Array, y: jax.Array, z: jax.Array, p: jax.Array) -> jax.Arra
     one = jnp.ones_like(x0)
 
     def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        a, b, c, q, s, f = st
+        a, b, c, q, s, f, delta = st
         sa, sb, sc, sq = jnp.sqrt(a), jnp.sqrt(b), jnp.sqrt(c), jnp.sqrt(q)
         lam = sa * sb + sb * sc + sc * sa
         d = (sq + sa) * (sq + sb) * (sq + sc)
-        e = (q - a) * (q - b) * (q - c) / (d * d)
-        s = s + f * _rc1(e) / d
-        return ((a + lam) * 0.25, (b + lam) * 0.25, (c + lam) * 0.25, (q + lam) * 0.25, s, f * 0.25)
+        # (p_m - x_m)(p_m - y_m)(p_m - z_m) = 4^(-3m) delta_0: carried, not recomputed
+        # from the converging arguments (which would cancel).
+        s = s + f * _rc1(delta / (d * d)) / d
+        quarter = (a + lam) * 0.25, (b + lam) * 0.25, (c + lam) * 0.25, (q + lam) * 0.25
+        return (*quarter, s, f * 0.25, delta * (1.0 / 64.0))
 
     def converged(st: tuple[jax.Array, ...]) -> jax.Array:
         a, b, c, q = st[:4]
@@ -287,8 +289,8 @@ def _rj_impl(x: jax.Array, y: jax.Array, z: jax.Array, p: jax.Array) -> jax.Arra
         )
         return spread < tol * m
 
-    init = (x0, y0, z0, p0, 0.0 * one, one)
-    a, b, c, q, s, f = iterate(step, init, converged, _MAX_DUP, x.dtype)
+    init = (x0, y0, z0, p0, 0.0 * one, one, (p0 - x0) * (p0 - y0) * (p0 - z0))
+    a, b, c, q, s, f, _ = iterate(step, init, converged, _MAX_DUP, x.dtype)
     m = (a + b + c + 2.0 * q) / 5.0
     dx, dy, dz = 1.0 - a / m, 1.0 - b / m, 1.0 - c / m
     dp = -(dx + dy + dz) / 2.0
@@ -478,7 +480,9 @@ def elliprc(x: ArrayLike, y: ArrayLike) -> jax.Array:
 def elliprj(x: ArrayLike, y: ArrayLike, z: ArrayLike, p: ArrayLike) -> jax.Array:
     """Carlson's ``R_J(x, y, z, p)``, mirroring ``scipy.special.elliprj`` for real
     ``x, y, z >= 0`` and ``p > 0`` (``p <= 0`` gives nan here; SciPy returns the
-    principal value).  Not differentiable (no rule is registered)."""
+    principal value).  Accurate to ~1e-15 for arguments within a ratio of ~1e6 of
+    each other (checked on ``[1e-3, 1e3]^4``); spreads beyond ~1e20 lose up to 7e-6
+    relative (SciPy's Boost table).  Not differentiable (no rule is registered)."""
     return _ELLIPRJ(x, y, z, p)
 
 
