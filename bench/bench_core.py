@@ -23,7 +23,13 @@ noise hits both alike, and summarised by medians:
    really re-traces, re-lowers and re-compiles (goal: at most 1.10x);
 3. the jitted StableHLO (``Lowered.as_text()``) and the compiled HLO
    (``Compiled.as_text()``) of a small chain, which must be identical once the module
-   name and the location / debug metadata are normalised away (goal: identical).
+   name and the location / debug metadata are normalised away (goal: identical);
+4. ``vmap``: trace + lower + compile of ``jit(vmap(chain))`` with the jext primitive
+   (which stays one batched equation per call) against ``jit(vmap(chain))`` of the
+   plain reference (goal: at most 1.05x), and their HLO (goal: identical);
+5. (information) the first call of a primitive in a fresh process, which loads the
+   installed plugins' lowering rules before the primitive's rules freeze, against the
+   same with ``JEXT_DISABLE_PLUGIN_AUTOLOAD=1``.
 
 Each prints ``GOAL MET`` or ``GOAL MISSED`` with its numbers.  A timing verdict uses
 the median of the per-repetition ratios jext/raw (each pair measured back to back),
@@ -338,13 +344,100 @@ def bench_hlo() -> bool:
     return met
 
 
+# --- 4. vmap ---------------------------------------------------------------------------
+
+VMAP_GOAL = 1.05
+VMAP_BATCH = 16
+
+
+def _vmapped(fn: Softplus) -> Softplus:
+    def batched(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+        out: jax.Array = jax.vmap(functools.partial(fn, beta=beta))(x)
+        return out
+
+    return batched
+
+
+def bench_vmap() -> bool:
+    x = jnp.ones((VMAP_BATCH, *SHAPE), dtype=jnp.float32)
+    contenders: list[tuple[str, Softplus]] = [
+        ("jext", _vmapped(jext_softplus)),
+        ("ref", _vmapped(softplus_reference)),
+    ]
+    for _, fn in contenders:
+        _time_compile(fn, x, 5)
+    totals: dict[str, list[float]] = {name: [] for name, _ in contenders}
+    for rep in range(COMPILE_REPS):
+        for i in _rotations(len(contenders), rep):
+            name, fn = contenders[i]
+            totals[name].append(sum(_time_compile(fn, x, COMPILE_CHAIN)))
+    ratio = _paired_ratio(totals["jext"], totals["ref"])
+    jext_ms, ref_ms = (statistics.median(totals[n]) * 1e3 for n in ("jext", "ref"))
+    print(
+        f"4. vmap: trace+lower+compile of jit(vmap(f)), f = {COMPILE_CHAIN} chained calls, "
+        f"batch {VMAP_BATCH}, medians of {COMPILE_REPS} interleaved fresh runs"
+    )
+    print(f"   jext {jext_ms:.1f} ms, reference {ref_ms:.1f} ms: jext/reference = {ratio:.3f}x")
+    texts = {}
+    for name, fn in contenders:
+        lowered = jax.jit(_chain(fn, HLO_CHAIN)).lower(x)
+        compiled = lowered.compile().as_text() or "<no compiled text>"
+        texts[name] = (normalize(lowered.as_text()), normalize(compiled))
+    same = _compare("StableHLO (lowered)", texts["jext"][0], texts["ref"][0])
+    same_compiled = _compare("HLO (compiled)", texts["jext"][1], texts["ref"][1])
+    met = ratio <= VMAP_GOAL and same and same_compiled
+    print(
+        f"   {_goal(met)}: vmap compile jext/reference {ratio:.3f}x (goal <= {VMAP_GOAL:.2f}x), "
+        f"HLO {'identical' if same and same_compiled else 'different'} (goal: identical)"
+    )
+    return met
+
+
+# --- 5. the first call ---------------------------------------------------------------
+
+_FIRST_CALL = """
+import time, jax.numpy as jnp, jext
+p = jext.primitive("bench.first")(lambda x, /: x + 1)
+x = jnp.ones(3)
+t = time.perf_counter(); p(x).block_until_ready(); print(time.perf_counter() - t)
+"""
+
+
+def bench_first_call() -> None:
+    import os
+    import subprocess
+
+    def run(**env: str) -> float:
+        full = {**os.environ, **env}
+        out = subprocess.run(
+            [sys.executable, "-c", _FIRST_CALL],
+            env=full,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return float(out.stdout.strip().splitlines()[-1])
+
+    with_plugins, without = [], []
+    for _ in range(3):
+        with_plugins.append(run())
+        without.append(run(JEXT_DISABLE_PLUGIN_AUTOLOAD="1"))
+    a, b = statistics.median(with_plugins), statistics.median(without)
+    print("5. first call of a primitive in a fresh process (plugins' rules load before freezing)")
+    print(
+        f"   info: {a * 1e3:.0f} ms with the installed plugins, {b * 1e3:.0f} ms without "
+        f"(+{(a - b) * 1e3:.0f} ms, once per process)"
+    )
+
+
 def main() -> int:
     print(
         f"jax {jax.__version__} on {jax.default_backend()}, jext {jext.__version__}, "
         f"python {sys.version.split()[0]}"
     )
     start = time.perf_counter()
-    results = [bench_eager(), bench_compile(), bench_hlo()]
+    results = [bench_eager(), bench_compile(), bench_hlo(), bench_vmap()]
+    bench_first_call()
     print(f"goals met: {sum(results)}/{len(results)} (total {time.perf_counter() - start:.0f} s)")
     return 0
 

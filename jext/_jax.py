@@ -16,7 +16,10 @@ import numpy as np
 
 # The objects jax.extend.core re-exports, taken from where they live: importing
 # jax.extend imports all of it (Pallas included), which would triple jext's import time.
+from jax._src import api_util as _api_util
+from jax._src import config as _config
 from jax._src import core as _core
+from jax._src import linear_util as _lu
 from jax._src.array import ArrayImpl
 from jax._src.core import (
     ClosedJaxpr,
@@ -27,6 +30,7 @@ from jax._src.core import (
     primal_dtype_to_tangent_dtype,
 )
 from jax._src.interpreters import mlir as _mlir
+from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import xla_client  # type: ignore[attr-defined]
 from jax.interpreters import ad, batching, mlir, xla
 
@@ -66,6 +70,9 @@ AbstractValue: TypeAlias = jax.core.ShapedArray
 LoweringContext: TypeAlias = mlir.LoweringRuleContext
 LoweringRule: TypeAlias = Callable[..., Sequence[Any]]
 
+FLOAT0: Final = np.dtype(jax.dtypes.float0)
+"""The dtype of tangents of integer, boolean and key values."""
+
 Zero: Final = ad.Zero
 """JAX's symbolic-zero tangent or cotangent."""
 
@@ -90,6 +97,11 @@ def apply_primitive(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
     return result
 
 
+def eval_context() -> Any:
+    """A context in which JAX operations run at once, even while a trace is being built."""
+    return _core.eval_context()
+
+
 def is_eager() -> bool:
     """Whether a bind now would run at once (no transformation or tracing is active)."""
     return type(_core.trace_ctx.trace) is _core.EvalTrace
@@ -104,7 +116,10 @@ def typeof(x: Any) -> AbstractValue:
 
 
 def shaped_array(shape: Sequence[int], dtype: Any, *, weak_type: bool = False) -> AbstractValue:
-    return jax.core.ShapedArray(tuple(shape), np.dtype(dtype), weak_type=weak_type)
+    """An abstract value; ``dtype`` may be an extended dtype (a typed PRNG key's)."""
+    if not jax.numpy.issubdtype(dtype, jax.dtypes.extended):
+        dtype = np.dtype(dtype)
+    return jax.core.ShapedArray(tuple(shape), dtype, weak_type=weak_type)
 
 
 def shape_dtype_struct(
@@ -168,8 +183,8 @@ def is_abstract_value(x: object) -> TypeGuard[AbstractValue]:
 
 
 def tangent_dtype(dtype: Any) -> np.dtype[Any]:
-    """The dtype of tangents for primal values of ``dtype`` (float0 for integers)."""
-    result: np.dtype[Any] = primal_dtype_to_tangent_dtype(np.dtype(dtype))  # type: ignore[no-untyped-call]
+    """The dtype of tangents for primal values of ``dtype`` (float0 for integers and keys)."""
+    result: np.dtype[Any] = primal_dtype_to_tangent_dtype(dtype)  # type: ignore[no-untyped-call]
     return result
 
 
@@ -199,6 +214,11 @@ def instantiate_zeros(x: Any) -> Any:
 
 def is_undefined_primal(x: object) -> bool:
     return isinstance(x, ad.UndefinedPrimal)
+
+
+def undefined_primal(aval: AbstractValue) -> Any:
+    """The placeholder a transpose rule receives for an operand it solves for."""
+    return ad.UndefinedPrimal(aval)  # type: ignore[no-untyped-call]
 
 
 def undefined_aval(x: Any) -> AbstractValue:
@@ -281,3 +301,74 @@ def iter_equations(jaxpr: Jaxpr | ClosedJaxpr) -> Iterator[Any]:
 def bind(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
     result: list[Any] = prim.bind(*args, **params)  # type: ignore[no-untyped-call]
     return result
+
+
+# --- tracing and caching ---------------------------------------------------------------
+
+
+def trace_context() -> Hashable:
+    """Every JAX config value that changes how a function traces (x64, default dtype bits,
+    rank and dtype promotion, the current mesh, ...): part of every jext trace-cache key."""
+    context: Hashable = _config.trace_context()
+    return context
+
+
+def trace_avals(fun: Callable[..., Sequence[Any]], avals: Sequence[Any]) -> ClosedJaxpr:
+    """Trace the flat ``fun`` at ``avals`` exactly as given (weak type, sharding, vma kept)."""
+    debug = _api_util.debug_info("jext", fun, tuple(avals), {})
+    jaxpr, _, consts = _pe.trace_to_jaxpr_dynamic(_lu.wrap_init(fun, debug_info=debug), list(avals))
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def effect_names(closed: ClosedJaxpr) -> list[str]:
+    """The names of the side effects of ``closed`` (empty for a pure function)."""
+    return sorted({type(e).__name__ for e in closed.effects})
+
+
+def split_linearized(
+    jvp_jaxpr: ClosedJaxpr, n_primals: int, n_outs: int
+) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+    """Split the JVP jaxpr ``(primals, tangents) -> (outs, tangent outs)`` in two.
+
+    Returns the forward jaxpr ``primals -> (outs, residuals)``, the linear jaxpr
+    ``(residuals, tangents) -> tangent outs`` and the number of residuals: JAX's own
+    partial evaluation, the same split ``jax.linearize`` makes.
+    """
+    n_tangents = len(jvp_jaxpr.in_avals) - n_primals
+    unknowns = [False] * n_primals + [True] * n_tangents
+    instantiate = [False] * n_outs + [True] * n_outs
+    known, unknown, _, residuals = _pe.partial_eval_jaxpr_nounits(jvp_jaxpr, unknowns, instantiate)
+    return known, unknown, len(residuals)
+
+
+def run_eagerly(fun: Callable[..., Any], *args: Any) -> Any:
+    """Call the jitted ``fun`` even under ``jax.disable_jit()`` (an impl must compile:
+    with jit disabled it would bind the primitive again, forever)."""
+    previous = _config.disable_jit.swap_local(False)
+    try:
+        return fun(*args)
+    finally:
+        _config.disable_jit.set_local(previous)
+
+
+def add_batch_axis(aval: AbstractValue, size: int, mesh_axis: Any = None) -> AbstractValue:
+    """``aval`` with a new leading axis of ``size``, sharded along ``mesh_axis`` (or not)."""
+    out: AbstractValue = _core.unmapped_aval(size, 0, aval, mesh_axis)  # type: ignore[assignment]
+    return out
+
+
+def leading_axis_sharding(aval: AbstractValue) -> Any:
+    """The mesh axis (or axes) ``aval``'s leading axis is sharded along, or None."""
+    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    return spec[0] if spec is not None and len(spec) > 0 else None
+
+
+def drop_batch_axis(aval: AbstractValue, size: int) -> AbstractValue:
+    """``aval`` without its leading axis of ``size``."""
+    out: AbstractValue = _core.mapped_aval(size, 0, aval)  # type: ignore[assignment]
+    return out
+
+
+def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
+    out: list[Any] = jaxpr_as_fun(closed)(*args)
+    return out

@@ -69,10 +69,18 @@ def test_missing_platform_raises_lowering_error_naming_it() -> None:
     ):
         jext.lowering.export(cpu_only, X, platforms=["cpu", "tpu"])
 
-    cpu_only.def_lowering(lambda x: x + x, platform="tpu")
-    assert jext.lowering.export(cpu_only, X, platforms=["cpu", "tpu"]).rules["tpu"] == {
-        "tests.cpu_only": "test_missing_platform_raises_lowering_error_naming_it.<locals>.<lambda>"
-    }
+    # Rules freeze at the first call: a late rule is refused, naming what to do.
+    with pytest.raises(jext.DefinitionError, match=r"def_lowering before the first call"):
+        cpu_only.def_lowering(lambda x: x + x, platform="tpu")
+
+    @jext.primitive("tests.cpu_and_tpu", reference_lowering=["cpu"])
+    def cpu_and_tpu(x: jax.Array, /) -> jax.Array:
+        return x * 2
+
+    cpu_and_tpu.def_lowering(lambda x: x + x, platform="tpu")
+    rules = jext.lowering.export(cpu_and_tpu, X, platforms=["cpu", "tpu"]).rules
+    where = "test_missing_platform_raises_lowering_error_naming_it.<locals>.<lambda>"
+    assert rules["tpu"] == {"tests.cpu_and_tpu": where}
 
 
 def test_gpu_rule_covers_cuda_and_rocm_and_specific_wins() -> None:

@@ -215,9 +215,14 @@ def test_transpose_rule_with_wrong_cotangent_is_caught() -> None:
     neg.def_transpose(lambda ct, x: (ct[:1],))
     with pytest.raises(jext.RuleError, match="cotangent for operand leaf 0"):
         jax.grad(lambda x: neg(x).sum())(X)
-    neg.def_transpose(lambda ct, x: (ct, ct))
+
+    @jext.primitive("tests.bad_transpose_arity")
+    def neg2(x: jax.Array, /) -> jax.Array:
+        return -x
+
+    neg2.def_transpose(lambda ct, x: (ct, ct))
     with pytest.raises(jext.RuleError, match="one cotangent per operand"):
-        jax.grad(lambda x: neg(x).sum())(X)
+        jax.grad(lambda x: neg2(x).sum())(X)
 
 
 def test_batching_rule_with_wrong_out_dim_is_caught() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import jax
 
 from jext import _jax
-from jext.primitives._primitive import defined_primitives, record_lowerings, stop_recording
+from jext.primitives._primitive import Primitive, defined_primitives
 
-__all__ = ["ALL_PLATFORMS", "PlatformExport", "export"]
+__all__ = ["ALL_PLATFORMS", "PlatformExport", "export", "primitives_in"]
 
 ALL_PLATFORMS: tuple[str, ...] = _jax.PLATFORMS
 """Every platform jext lowers for: ``("cpu", "cuda", "rocm", "tpu")``."""
@@ -36,6 +36,18 @@ class PlatformExport:
         return _jax.call_exported(self.exported, *args)
 
 
+def primitives_in(fn: Callable[..., Any], *args: Any) -> list[Primitive[..., Any]]:
+    """The jext primitives whose equations ``fn`` at ``args`` contains (any depth, in order)."""
+    by_jax = {id(p.jax_primitive): p for p in defined_primitives().values()}
+    closed = jax.make_jaxpr(fn)(*args)
+    found: dict[str, Primitive[..., Any]] = {}
+    for eqn in _jax.iter_equations(closed):
+        prim = by_jax.get(id(eqn.primitive))
+        if prim is not None:
+            found.setdefault(prim.name, prim)
+    return list(found.values())
+
+
 def export(
     fn: Callable[..., Any], *args: Any, platforms: Sequence[str] = ALL_PLATFORMS
 ) -> PlatformExport:
@@ -43,7 +55,8 @@ def export(
 
     No accelerator is needed: every platform's rule is lowered on this machine.  Raises
     :class:`jext.LoweringError` if a jext primitive in ``fn`` has no rule for one of
-    the platforms.
+    the platforms.  The report is read from each primitive's rules record, so it is the
+    same however often ``fn`` is exported, batched or differentiated.
 
     Example::
 
@@ -57,17 +70,10 @@ def export(
         else _jax.shape_dtype_struct(jax.numpy.shape(a), jax.numpy.result_type(a))
         for a in args
     ]
-    log = record_lowerings()
-    try:
-        exported = _jax.export(fn, specs, platforms)
-    finally:
-        stop_recording()
-    known = defined_primitives()
-    lowered = [known[name] for name in dict.fromkeys(log) if name in known]
+    exported = _jax.export(fn, specs, platforms)
+    used = primitives_in(fn, *specs)
     rules = {
-        platform: {
-            prim.name: prim.lowering_platforms().get(platform, "missing") for prim in lowered
-        }
+        platform: {prim.name: prim.lowering_platforms().get(platform, "missing") for prim in used}
         for platform in platforms
     }
     return PlatformExport(exported, rules)

@@ -1,0 +1,129 @@
+"""Abstract evaluation, and the traces of the reference every default rule derives from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+from jax import tree_util
+
+from jext import _jax
+from jext._errors import RuleError
+from jext.primitives._core import Core, Form, batched_avals, typed_key, unbatched_avals
+
+__all__ = [
+    "Linearized",
+    "abstract_eval",
+    "base_abstract_eval",
+    "linearized",
+    "out_tree",
+    "trace_reference",
+]
+
+
+def _key(form: Form, avals: Sequence[Any], what: str) -> tuple[Any, ...]:
+    return (what, form.key(), tuple(avals), _jax.trace_context())
+
+
+def trace_reference(core: Core, form: Form, avals: Sequence[Any]) -> tuple[_jax.ClosedJaxpr, Any]:
+    """The reference traced at the per-example ``avals`` (cached) and its result tree."""
+
+    def trace() -> tuple[_jax.ClosedJaxpr, Any]:
+        fun, out_tree = core.flat_fn(core.reference, form, "reference", params=form.params)
+        closed = _jax.trace_avals(fun, avals)
+        core.refuse_effects(closed)
+        return closed, out_tree()
+
+    try:
+        result: tuple[_jax.ClosedJaxpr, Any] = core.traces.get_or_make(
+            _key(form.plain, avals, "reference"), trace
+        )
+    except TypeError:
+        core.check_hashable(form.params)
+        raise
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Linearized:
+    """The reference's JVP split by JAX's partial evaluation, as ``jax.linearize`` does."""
+
+    forward: _jax.ClosedJaxpr  # primals -> (results, residuals)
+    linear: _jax.ClosedJaxpr  # (residuals, active tangents) -> tangents of the results
+    n_residuals: int
+
+
+def linearized(core: Core, form: Form, avals: Sequence[Any]) -> Linearized:
+    """The default JVP's two halves at the per-example ``avals`` (cached)."""
+    assert form.linearize is not None
+    active = form.linearize
+
+    def make() -> Linearized:
+        closed, _ = trace_reference(core, form.plain, avals)
+        n = len(avals)
+        reference = _jax.jaxpr_as_fun(closed)
+
+        def jvp(*xs: Any) -> list[Any]:
+            primals = xs[:n]
+            given = iter(xs[n:])
+            tangents = [
+                next(given) if a else _jax.instantiate_zeros(_jax.make_zero(aval))
+                for a, aval in zip(active, avals, strict=True)
+            ]
+            outs, tangent_outs = jax.jvp(reference, tuple(primals), tuple(tangents))
+            return [*outs, *tangent_outs]
+
+        tangent_avals = [aval.to_tangent_aval() for a, aval in zip(active, avals, strict=True) if a]
+        jvp_jaxpr = _jax.trace_avals(jvp, [*avals, *tangent_avals])
+        forward, linear, n_res = _jax.split_linearized(jvp_jaxpr, n, len(closed.out_avals))
+        return Linearized(forward, linear, n_res)
+
+    result: Linearized = core.traces.get_or_make(_key(form.base, avals, "linearize"), make)
+    return result
+
+
+def base_abstract_eval(core: Core, form: Form, avals: Sequence[Any]) -> tuple[list[Any], Any]:
+    """The per-example result avals of the primitive itself, and its result tree."""
+    rule = core.rules.abstract_eval
+    if rule is None:
+        closed, out_tree = trace_reference(core, form.plain, avals)
+        out_avals = list(closed.out_avals)
+    else:
+        result = rule(*tree_util.tree_unflatten(form.in_tree, avals), params=form.params)
+        leaves, out_tree = tree_util.tree_flatten(result)
+        out_avals = [_as_aval(core, leaf) for leaf in leaves]
+    core.record_out_tree(form, out_tree)
+    return out_avals, out_tree
+
+
+def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
+    """The result avals of the equation binding ``form`` on ``avals``."""
+    per_example = unbatched_avals(avals, form.levels)
+    if form.linearize is None:
+        outs, _ = base_abstract_eval(core, form, per_example)
+    else:
+        outs = list(linearized(core, form, per_example).forward.out_avals)
+    return batched_avals(outs, form.levels)
+
+
+def out_tree(core: Core, form: Form, avals: Sequence[Any]) -> Any:
+    """The result tree of the primitive for per-example ``avals``."""
+    key = (form.in_tree, tuple((k, typed_key(v)) for k, v in form.params.items()))
+    tree = core.out_trees.get(key)
+    if tree is None:
+        _, tree = base_abstract_eval(core, form, avals)
+    return tree
+
+
+def _as_aval(core: Core, x: object) -> Any:
+    if _jax.is_abstract_value(x):
+        return x
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return _jax.shaped_array(x.shape, x.dtype, weak_type=bool(x.weak_type))
+    raise RuleError(
+        f"abstract_eval rule of primitive {core.name!r} returned {x!r} "
+        f"({type(x).__name__}); it must return jax.core.ShapedArray or "
+        "jax.ShapeDtypeStruct values (or a pytree of them)"
+    )

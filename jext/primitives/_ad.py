@@ -1,0 +1,316 @@
+"""Automatic differentiation: the JVP and transpose rules of every form of a primitive.
+
+The JVP of the primitive itself is, in order of preference: the author's ``def_jvp``;
+for a primitive with a transpose rule, the primitive applied to the tangents of its
+linear operands (so ``grad`` and ``vjp`` run the transpose rule); otherwise the
+reference linearized by JAX, split in a forward half (the primitive's ``jext_linearize``
+form: results and residuals in one equation) and a linear half on the residuals, so the
+forward computation runs once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import tree_util
+
+from jext import _jax
+from jext._errors import RuleError, TransposeError
+from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
+from jext.primitives._batching import over_levels
+from jext.primitives._core import Core, Form, describe, unbatched_avals
+from jext.primitives._markers import LinearOperand, SymbolicZero
+
+__all__ = ["jvp", "transpose"]
+
+
+# --- forward mode ---------------------------------------------------------------------
+
+
+def jvp(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    """JAX's JVP rule for the equation binding ``form``."""
+    if form.linearize is not None:
+        return _jvp_of_forward_half(core, primals, tangents, form)
+    if not form.levels:
+        return _jvp_per_example(core, primals, tangents, form)
+    # Batched: the per-example JVP, vectorized over the levels; zero tangents stay
+    # symbolic inside, so the author's rule sees exactly what it would unbatched.
+    levels = form.levels
+    n = len(primals)
+    per_example = unbatched_avals([_jax.typeof(p) for p in primals], levels)
+    nonzero = [i for i, t in enumerate(tangents) if not _jax.is_symbolic_zero(t)]
+    zero_outs: list[bool] = []
+
+    def one(*xs: Any) -> list[Any]:
+        given = dict(zip(nonzero, xs[n:], strict=True))
+        tans = [given[i] if i in given else _jax.make_zero(per_example[i]) for i in range(n)]
+        outs, touts = _jvp_per_example(core, xs[:n], tans, form.base)
+        zero_outs[:] = [_jax.is_symbolic_zero(t) for t in touts]
+        return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
+
+    masks = [(*mask, *(mask[i] for i in nonzero)) for _, mask, _ in levels]
+    results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
+    n_out = len(zero_outs)
+    outs, given_touts = results[:n_out], iter(results[n_out:])
+    touts = [
+        _jax.make_zero(_jax.typeof(o)) if z else next(given_touts)
+        for o, z in zip(outs, zero_outs, strict=True)
+    ]
+    return outs, touts
+
+
+def _jvp_per_example(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    rules = core.rules
+    if rules.jvp is not None:
+        return _custom_jvp(core, primals, tangents, form)
+    if rules.transpose is not None:
+        return _linear_jvp(core, primals, tangents, form)
+    avals = [_jax.typeof(p) for p in primals]
+    active = tuple(
+        not _jax.is_symbolic_zero(t) and _jax.tangent_dtype(a.dtype) != _jax.FLOAT0
+        for t, a in zip(tangents, avals, strict=True)
+    )
+    if not any(active):
+        outs = core.bind(form, *primals)
+        return outs, [_jax.make_zero(_jax.typeof(o)) for o in outs]
+    forward_form = Form(form.in_tree, form.params, (), active)
+    halves = linearized(core, forward_form, avals)
+    results = core.bind(forward_form, *primals)
+    n_out = len(results) - halves.n_residuals
+    outs, residuals = results[:n_out], results[n_out:]
+    given = [t for t, a in zip(tangents, active, strict=True) if a]
+    return outs, _jax.eval_jaxpr(halves.linear, *residuals, *given)
+
+
+def _custom_jvp(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    rules = core.rules
+    assert rules.jvp is not None
+    avals = [_jax.typeof(p) for p in primals]
+    if rules.jvp_symbolic_zeros:
+        tans = [SymbolicZero(t.aval) if _jax.is_symbolic_zero(t) else t for t in tangents]
+    else:
+        tans = [_jax.instantiate_zeros(t) for t in tangents]
+    result = rules.jvp(
+        tree_util.tree_unflatten(form.in_tree, primals),
+        tree_util.tree_unflatten(form.in_tree, tans),
+        params=form.params,
+    )
+    core.check_pair("jvp", result, "(primals_out, tangents_out)")
+    out_avals = abstract_eval(core, avals, form)
+    tree = out_tree(core, form, avals)
+    primals_out = core.flatten_results("jvp", result[0], tree)
+    tangents_out = core.flatten_results("jvp", result[1], tree, none_ok=True)
+    for i, (p, aval) in enumerate(zip(primals_out, out_avals, strict=True)):
+        if tuple(p.shape) != tuple(aval.shape) or p.dtype != aval.dtype:
+            raise RuleError(
+                f"jvp rule of primitive {core.name!r}: primal result {i} is "
+                f"{p.dtype}{list(p.shape)}, but abstract evaluation gives {_jax.aval_str(aval)}"
+            )
+    return primals_out, [
+        _check_tangent(core, i, t, aval)
+        for i, (t, aval) in enumerate(zip(tangents_out, out_avals, strict=True))
+    ]
+
+
+def _check_tangent(core: Core, i: int, t: Any, aval: Any) -> Any:
+    if t is None or isinstance(t, SymbolicZero):
+        return _jax.make_zero(aval)
+    if _jax.is_symbolic_zero(t):
+        return t
+    want = _jax.tangent_dtype(aval.dtype)
+    if tuple(t.shape) != tuple(aval.shape) or t.dtype != want:
+        raise RuleError(
+            f"jvp rule of primitive {core.name!r}: tangent result {i} is "
+            f"{t.dtype}{list(t.shape)}, but the primal result is {_jax.aval_str(aval)} "
+            f"(its tangent must be {want}{list(aval.shape)})"
+        )
+    return t
+
+
+def _linear_jvp(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    """The JVP of a primitive linear in its ``linear_in`` operands (jointly).
+
+    The tangent in those is the primitive itself applied to their tangents; the tangent
+    in any other operand comes from the reference's JVP.
+    """
+    outs = core.bind(form, *primals)
+    linear = _linear_leaves(core, form)
+    tangent_outs: list[Any] | None = None
+    if any(linear[i] and not _jax.is_symbolic_zero(t) for i, t in enumerate(tangents)):
+        args = [
+            _jax.instantiate_zeros(t) if linear[i] else p
+            for i, (p, t) in enumerate(zip(primals, tangents, strict=True))
+        ]
+        tangent_outs = core.bind(form, *args)
+    others = [
+        i
+        for i, t in enumerate(tangents)
+        if not linear[i]
+        and not _jax.is_symbolic_zero(t)
+        and _jax.tangent_dtype(_jax.typeof(primals[i]).dtype) != _jax.FLOAT0
+    ]
+    if others:
+        closed, _ = trace_reference(core, form.plain, [_jax.typeof(p) for p in primals])
+        reference = _jax.jaxpr_as_fun(closed)
+
+        def in_others(*xs: Any) -> list[Any]:
+            full = list(primals)
+            for i, x in zip(others, xs, strict=True):
+                full[i] = x
+            return list(reference(*full))
+
+        _, extra = jax.jvp(
+            in_others, tuple(primals[i] for i in others), tuple(tangents[i] for i in others)
+        )
+        tangent_outs = (
+            list(extra)
+            if tangent_outs is None
+            else [a + b for a, b in zip(tangent_outs, extra, strict=True)]
+        )
+    if tangent_outs is None:
+        return outs, [_jax.make_zero(_jax.typeof(o)) for o in outs]
+    return outs, tangent_outs
+
+
+def _linear_leaves(core: Core, form: Form) -> list[bool]:
+    """For each operand leaf, whether the primitive is linear in it."""
+    linear_in = core.rules.linear_in
+    subtrees = form.in_tree.children()
+    flags: list[bool] = []
+    for i, sub in enumerate(subtrees):
+        flags.extend([linear_in is None or i in linear_in] * sub.num_leaves)
+    return flags
+
+
+def _jvp_of_forward_half(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    # Higher-order derivatives of the default JVP: the forward half keeps its equation
+    # (so platform rules still compute its results); its tangent is the JVP of its jaxpr.
+    outs = core.bind(form, *primals)
+    per_example = unbatched_avals([_jax.typeof(p) for p in primals], form.levels)
+    forward = linearized(core, form.base, per_example).forward
+    masks = [mask for _, mask, _ in form.levels]
+    fn = over_levels(_jax.jaxpr_as_fun(forward), form.levels, masks)
+    _, touts = jax.jvp(fn, tuple(primals), tuple(_jax.instantiate_zeros(t) for t in tangents))
+    return outs, list(touts)
+
+
+# --- transposition --------------------------------------------------------------------
+
+
+def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -> list[Any]:
+    """JAX's transpose rule for the equation binding ``form``."""
+    if form.linearize is not None:
+        raise RuleError(
+            f"primitive {core.name!r}: the forward half of its JVP was transposed; this is a "
+            "bug in jext, please report it"
+        )
+    if core.rules.transpose is None:
+        raise TransposeError(
+            f"primitive {core.name!r} has no transpose rule, but it was transposed (by grad, "
+            "vjp or linear_transpose through a JVP that applies it to tangents); define one "
+            f"with @{core.short_name}.def_transpose"
+        )
+    if all(_jax.is_symbolic_zero(ct) for ct in cts):
+        return [None] * len(args)
+    if not form.levels:
+        return _transpose_per_example(core, cts, args, form)
+    levels = form.levels
+    avals = [_aval(a) for a in args]
+    per_example = unbatched_avals(avals, levels)
+    linear = [_jax.is_undefined_primal(a) for a in args]
+    values = [i for i, a in enumerate(args) if not linear[i]]
+    cts = [_jax.instantiate_zeros(ct) for ct in cts]
+    solved: list[bool] = []
+
+    def one(*xs: Any) -> list[Any]:
+        given = dict(zip(values, xs[len(cts) :], strict=True))
+        example_args = [
+            given[i] if i in given else _jax.undefined_primal(per_example[i])
+            for i in range(len(args))
+        ]
+        result = _transpose_per_example(core, xs[: len(cts)], example_args, form.base)
+        solved[:] = [ct is not None for ct in result]
+        return [ct for ct in result if ct is not None]
+
+    masks = [(*(True for _ in cts), *(mask[i] for i in values)) for _, mask, _ in levels]
+    results = iter(over_levels(one, levels, masks)(*cts, *(args[i] for i in values)))
+    out: list[Any] = []
+    for i, has in enumerate(solved):
+        if not has:
+            out.append(None)
+            continue
+        ct = next(results)
+        # A level that does not batch this operand: its cotangent sums over that axis.
+        unbatched = tuple(k for k, (_, mask, _) in enumerate(levels) if not mask[i])
+        out.append(jnp.sum(ct, axis=unbatched) if unbatched else ct)
+    return out
+
+
+def _aval(x: Any) -> Any:
+    return _jax.undefined_aval(x) if _jax.is_undefined_primal(x) else _jax.typeof(x)
+
+
+def _transpose_per_example(
+    core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form
+) -> list[Any]:
+    rule = core.rules.transpose
+    assert rule is not None
+    avals = [_aval(a) for a in args]
+    tree = out_tree(core, form, avals)
+    out_avals = abstract_eval(core, avals, form)
+    cotangents = tree_util.tree_unflatten(
+        tree,
+        [
+            _jax.instantiate_zeros(_jax.make_zero(a) if ct is None else ct)
+            for ct, a in zip(cts, out_avals, strict=True)
+        ],
+    )
+    operands = tree_util.tree_unflatten(
+        form.in_tree,
+        [
+            LinearOperand(aval) if _jax.is_undefined_primal(x) else x
+            for x, aval in zip(args, avals, strict=True)
+        ],
+    )
+    result = rule(cotangents, *operands, params=form.params)
+    subtrees = form.in_tree.children()
+    if not isinstance(result, tuple | list) or len(result) != len(subtrees):
+        raise RuleError(
+            f"transpose rule of primitive {core.name!r} must return a tuple with one "
+            f"cotangent per operand ({len(subtrees)}), got {describe(result)}"
+        )
+    flat: list[Any] = []
+    for subtree, ct in zip(subtrees, result, strict=True):
+        if ct is None:
+            flat.extend([None] * subtree.num_leaves)
+        else:
+            flat.extend(core.flatten_results("transpose", ct, subtree, none_ok=True))
+    return [
+        _check_cotangent(core, i, ct, x, aval)
+        for i, (ct, x, aval) in enumerate(zip(flat, args, avals, strict=True))
+    ]
+
+
+def _check_cotangent(core: Core, i: int, ct: Any, x: Any, aval: Any) -> Any:
+    if ct is None or not _jax.is_undefined_primal(x) or _jax.is_symbolic_zero(ct):
+        return None
+    want = _jax.tangent_dtype(aval.dtype)
+    if tuple(ct.shape) != tuple(aval.shape) or ct.dtype != want:
+        raise RuleError(
+            f"transpose rule of primitive {core.name!r}: cotangent for operand leaf {i} "
+            f"is {ct.dtype}{list(ct.shape)}, but the operand is {_jax.aval_str(aval)}"
+        )
+    return ct

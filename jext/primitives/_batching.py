@@ -1,0 +1,175 @@
+"""Batching: under ``vmap`` the primitive stays one equation, with its batch levels as a param.
+
+Every other rule kind applies to the batched form by running its per-example rule over
+the levels (``over_levels``), so a custom JVP, transpose, impl or platform lowering is
+never bypassed by ``vmap``.  An author's ``def_batching`` (or the elementwise and
+leading-axis shortcuts) replaces this for the primitive itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import tree_util
+
+from jext import _jax
+from jext._errors import RuleError
+from jext.primitives._abstract import out_tree
+from jext.primitives._core import Core, Form, Level
+
+__all__ = ["batch", "loop_over_levels", "over_levels", "run_over_levels"]
+
+
+def over_levels(
+    fn: Callable[..., Sequence[Any]], levels: Sequence[Level], masks: Sequence[Sequence[bool]]
+) -> Callable[..., list[Any]]:
+    """``fn`` (per-example, flat) vectorized over ``levels`` with ``jax.vmap``.
+
+    ``masks[k][i]`` says whether argument ``i`` carries level ``k``'s axis; every
+    result carries every level's axis, outermost first.
+    """
+    g: Callable[..., Any] = fn
+    for (size, _, _), mask in reversed(list(zip(levels, masks, strict=True))):
+        g = jax.vmap(g, in_axes=tuple(0 if m else None for m in mask), out_axes=0, axis_size=size)
+    return lambda *args: list(g(*args))
+
+
+def loop_over_levels(
+    fn: Callable[..., Sequence[Any]], levels: Sequence[Level], masks: Sequence[Sequence[bool]]
+) -> Callable[..., list[Any]]:
+    """``fn`` applied once per example with ``lax.map`` (for rules ``vmap`` cannot enter)."""
+    if not levels:
+        return lambda *args: list(fn(*args))
+    mask, inner = masks[0], loop_over_levels(fn, levels[1:], masks[1:])
+
+    def outer(*args: Any) -> list[Any]:
+        batched = [a for a, m in zip(args, mask, strict=True) if m]
+
+        def one(xs: Sequence[Any]) -> list[Any]:
+            it = iter(xs)
+            return inner(*(next(it) if m else a for a, m in zip(args, mask, strict=True)))
+
+        return list(jax.lax.map(one, batched))
+
+    return outer
+
+
+def run_over_levels(
+    fn: Callable[..., Sequence[Any]],
+    levels: Sequence[Level],
+    args: Sequence[Any],
+    out_avals: Sequence[Any],
+) -> list[Any]:
+    """Eagerly call ``fn`` once per example of concrete ``args`` and stack the results.
+
+    For an author's impl, which may not be traceable.  ``out_avals`` are the batched
+    results' (for a batch of size zero).
+    """
+    if not levels:
+        return list(fn(*args))
+    (size, mask, _), rest = levels[0], levels[1:]
+    if size == 0:
+        return [jnp.zeros(a.shape, a.dtype) for a in out_avals]
+    inner_avals = [_jax.drop_batch_axis(a, size) for a in out_avals]
+    examples = [
+        run_over_levels(
+            fn, rest, [a[i] if m else a for a, m in zip(args, mask, strict=True)], inner_avals
+        )
+        for i in range(size)
+    ]
+    return [jnp.stack([ex[j] for ex in examples]) for j in range(len(out_avals))]
+
+
+def batch(
+    core: Core, args: Sequence[Any], dims: Sequence[int | None], form: Form
+) -> tuple[list[Any], list[int | None]]:
+    """JAX's batching rule: the author's, or one more batch level on the same primitive."""
+    size = next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    kind = core.rules.batching_kind
+    if kind != "default" and not form.levels and form.linearize is None:
+        if kind == "elementwise":
+            return _batch_elementwise(core, args, dims, size, form)
+        if kind == "leading_axis":
+            moved = [_to_leading(a, d, size) for a, d in zip(args, dims, strict=True)]
+            outs = core.bind(form, *moved)
+            return outs, [0] * len(outs)
+        return _batch_custom(core, args, dims, size, form)
+    batched = tuple(d is not None for d in dims)
+    moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
+    # Under explicit sharding the batch axis keeps the mesh axis it is sharded along.
+    mesh_axis = _jax.leading_axis_sharding(_jax.typeof(moved[batched.index(True)]))
+    outs = core.bind(form.with_level((size, batched, mesh_axis)), *moved)
+    return outs, [0] * len(outs)
+
+
+def _batch_custom(
+    core: Core, args: Sequence[Any], dims: Sequence[int | None], size: int, form: Form
+) -> tuple[list[Any], list[int | None]]:
+    rule = core.rules.batching
+    assert rule is not None
+    avals = [
+        _jax.typeof(a) if d is None else _unbatched_aval(a, d)
+        for a, d in zip(args, dims, strict=True)
+    ]
+    tree = out_tree(core, form, avals)
+    result = rule(
+        tree_util.tree_unflatten(form.in_tree, args),
+        tree_util.tree_unflatten(form.in_tree, dims),
+        params=form.params,
+    )
+    core.check_pair("batching", result, "(result, out_dims)")
+    outs = core.flatten_results("batching", result[0], tree)
+    spec = result[1]
+    if spec is None or isinstance(spec, int):
+        out_dims: list[Any] = [spec] * len(outs)
+    else:
+        out_dims = core.flatten_results("batching", spec, tree, none_ok=True)
+    for i, (out, d) in enumerate(zip(outs, out_dims, strict=True)):
+        if d is not None and not isinstance(d, int | np.integer):
+            raise RuleError(
+                f"batching rule of primitive {core.name!r}: out_dims for result {i} is {d!r}; "
+                "each out_dim must be an int or None (one per result leaf, or one for all)"
+            )
+        shape = list(getattr(out, "shape", ()))
+        if d is not None and not (-len(shape) <= d < len(shape) and shape[d] == size):
+            raise RuleError(
+                f"batching rule of primitive {core.name!r}: out_dims for result {i} is "
+                f"{d}, but that result has shape {shape} and the batch size is {size}"
+            )
+    return outs, [None if d is None else int(d) % outs[i].ndim for i, d in enumerate(out_dims)]
+
+
+def _batch_elementwise(
+    core: Core, args: Sequence[Any], dims: Sequence[int | None], size: int, form: Form
+) -> tuple[list[Any], list[int | None]]:
+    first = dims[0]
+    if first is not None and all(d == first for d in dims) and len({a.shape for a in args}) == 1:
+        outs = core.bind(form, *args)
+        return outs, [first] * len(outs)
+    example_shape = np.broadcast_shapes(
+        *(_unbatched_aval(a, d).shape for a, d in zip(args, dims, strict=True))
+    )
+    full = [
+        jnp.broadcast_to(_to_leading(a, d, size), (size, *example_shape))
+        for a, d in zip(args, dims, strict=True)
+    ]
+    outs = core.bind(form, *full)
+    return outs, [0] * len(outs)
+
+
+def _unbatched_aval(x: Any, dim: int | None) -> Any:
+    aval = _jax.typeof(x)
+    if dim is None:
+        return aval
+    shape = tuple(s for i, s in enumerate(aval.shape) if i != dim)
+    return _jax.shaped_array(shape, aval.dtype, weak_type=aval.weak_type)
+
+
+def _to_leading(x: Any, dim: int | None, size: int) -> Any:
+    if dim is None:
+        return jnp.broadcast_to(x, (size, *np.shape(x)))
+    return jnp.moveaxis(x, dim, 0)

@@ -1,0 +1,315 @@
+"""The state every rule kind shares: the JAX primitive, the frozen rules, forms and caches.
+
+One JAX primitive serves every *form* of a jext primitive, told apart by hidden params
+whose names start with ``jext_``:
+
+- ``jext_operand_tree``: the operand pytree, when the operands are not a flat tuple;
+- ``jext_vmap``: the batch levels added by ``vmap``, outermost first, each
+  ``(size, batched, mesh_axis)`` with one flag per flat operand.  A batched operand carries one
+  leading axis per level that batches it; every result carries one per level (sharded
+  along the level's mesh axis, under explicit sharding).  So under
+  ``vmap`` the equation stays this primitive, and each rule kind applies to the batch;
+- ``jext_linearize``: the forward half of the default JVP (results, then the residuals
+  the linear half needs), with one flag per operand saying whether its tangent is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar, final
+
+from jax import tree_util
+
+from jext import _jax
+from jext._errors import DefinitionError, RuleError
+from jext.primitives._rules import Rules
+from jext.primitives._signature import RESERVED_PARAM_PREFIX, OperandSignature
+
+__all__ = [
+    "CACHE_SIZE",
+    "LEVELS_PARAM",
+    "LINEARIZE_PARAM",
+    "TREE_PARAM",
+    "Core",
+    "Form",
+    "Level",
+    "LruCache",
+    "StaticParam",
+    "describe",
+    "flat_tree",
+    "typed_key",
+]
+
+TREE_PARAM: Final = RESERVED_PARAM_PREFIX + "operand_tree"
+LEVELS_PARAM: Final = RESERVED_PARAM_PREFIX + "vmap"
+LINEARIZE_PARAM: Final = RESERVED_PARAM_PREFIX + "linearize"
+
+CACHE_SIZE: Final = 256
+"""Entries each per-primitive cache keeps (least recently used first out)."""
+
+Level = tuple[int, tuple[bool, ...], Any]
+"""``(size, batched flags per operand, mesh axis of the batch axis or None)``."""
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LruCache(Generic[K, V]):
+    """A thread-safe mapping that keeps the ``maxsize`` most recently used entries."""
+
+    __slots__ = ("_data", "_lock", "maxsize")
+
+    def __init__(self, maxsize: int = CACHE_SIZE) -> None:
+        self._data: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+        self.maxsize = maxsize
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> V:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+            return value
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        value = self.get(key)
+        return self.put(key, make()) if value is None else value
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+def typed_key(value: Any) -> Hashable:
+    """``value`` as a cache key in which ``2``, ``2.0`` and ``True`` differ."""
+    if isinstance(value, tuple):
+        return (tuple, tuple(typed_key(v) for v in value))
+    if isinstance(value, frozenset):
+        return (frozenset, frozenset(typed_key(v) for v in value))
+    return (type(value), value)
+
+
+@final
+class StaticParam:
+    """A static param as it sits in an equation: equal only to the same type and value.
+
+    JAX caches abstract evaluation and compilation by equation params, where ``2``,
+    ``2.0`` and ``True`` are equal; the wrapper keeps them apart (the result dtype of
+    ``x * factor`` depends on which).  It prints as the value, so jaxprs read as usual.
+    """
+
+    __slots__ = ("_key", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._key = typed_key(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StaticParam) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    __str__ = __repr__
+
+
+def _wrap(value: Any) -> Any:
+    return value if isinstance(value, str) or value is None else StaticParam(value)
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if type(value) is StaticParam else value
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """One equation's hidden params, parsed: which form of the primitive it binds."""
+
+    in_tree: Any
+    params: Mapping[str, Any]  # the author's static params
+    levels: tuple[Level, ...] = ()
+    linearize: tuple[bool, ...] | None = None  # active operands of the forward half
+
+    @property
+    def base(self) -> Form:
+        """This form without its batch levels."""
+        return Form(self.in_tree, self.params, (), self.linearize)
+
+    @property
+    def plain(self) -> Form:
+        """The primitive itself: no batch levels, not the forward half."""
+        return Form(self.in_tree, self.params)
+
+    def bind_params(self) -> dict[str, Any]:
+        out = {k: _wrap(v) for k, v in self.params.items()}
+        if not _is_flat(self.in_tree):
+            out[TREE_PARAM] = self.in_tree
+        if self.levels:
+            out[LEVELS_PARAM] = self.levels
+        if self.linearize is not None:
+            out[LINEARIZE_PARAM] = self.linearize
+        return out
+
+    def with_level(self, level: Level) -> Form:
+        return Form(self.in_tree, self.params, (level, *self.levels), self.linearize)
+
+    def key(self) -> Hashable:
+        return (
+            self.in_tree,
+            tuple((k, typed_key(v)) for k, v in self.params.items()),
+            self.levels,
+            self.linearize,
+        )
+
+
+def parse_form(bind_params: Mapping[str, Any], n_operands: int) -> Form:
+    params = {k: _unwrap(v) for k, v in bind_params.items()}
+    in_tree = params.pop(TREE_PARAM, None)
+    levels = params.pop(LEVELS_PARAM, ())
+    linearize = params.pop(LINEARIZE_PARAM, None)
+    return Form(flat_tree(n_operands) if in_tree is None else in_tree, params, levels, linearize)
+
+
+class Core:
+    """What the rule kinds share for one primitive: identity, rules, JAX primitive, caches."""
+
+    def __init__(self, name: str, reference: Callable[..., Any], rules: Rules) -> None:
+        self.name = name
+        self.reference = reference
+        self.signature = OperandSignature.of(name, reference)
+        self.rules = rules
+        self.frozen = False
+        self.jax = _jax.make_primitive(name)
+        self.lock = threading.Lock()
+        # Reference traces and derived jaxprs, by form, avals and trace context.
+        self.traces: LruCache[Hashable, Any] = LruCache()
+        # The result tree by operand tree and params: it must not depend on avals.
+        self.out_trees: LruCache[Hashable, Any] = LruCache()
+        # Compiled eager implementations by bind params.
+        self.impls: LruCache[Hashable, Any] = LruCache()
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+    def bind(self, form: Form, *args: Any) -> list[Any]:
+        return _jax.bind(self.jax, *args, **form.bind_params())
+
+    def form_of(self, bind_params: Mapping[str, Any], n_operands: int) -> Form:
+        return parse_form(bind_params, n_operands)
+
+    def check_hashable(self, params: Mapping[str, Any]) -> None:
+        self.signature.check_hashable(params)
+
+    # --- results -----------------------------------------------------------------------
+
+    def record_out_tree(self, form: Form, out_tree: Any) -> None:
+        key = (form.in_tree, tuple((k, typed_key(v)) for k, v in form.params.items()))
+        known = self.out_trees.get(key)
+        if known is None:
+            self.out_trees.put(key, out_tree)
+        elif known != out_tree:
+            raise RuleError(
+                f"primitive {self.name!r}: the result structure must not depend on operand "
+                f"shapes or dtypes; got {out_tree} after {known}"
+            )
+
+    def flatten_results(
+        self, kind: str, result: Any, out_tree: Any, *, none_ok: bool = False
+    ) -> list[Any]:
+        try:
+            leaves: list[Any] = out_tree.flatten_up_to(result)
+        except (ValueError, TypeError) as err:
+            raise RuleError(
+                f"{kind} rule of primitive {self.name!r} returned a result of the wrong "
+                f"structure: expected {out_tree}, got {tree_util.tree_structure(result)}"
+            ) from err
+        if not none_ok and any(leaf is None for leaf in leaves):
+            raise RuleError(f"{kind} rule of primitive {self.name!r} returned None for a result")
+        return leaves
+
+    def check_pair(self, kind: str, result: object, what: str) -> None:
+        if not (isinstance(result, tuple | list) and len(result) == 2):
+            raise RuleError(
+                f"{kind} rule of primitive {self.name!r} must return a pair {what}, got "
+                f"{describe(result)}"
+            )
+
+    def flat_fn(
+        self, fn: Callable[..., Any], form: Form, kind: str, *, params: Mapping[str, Any]
+    ) -> tuple[Callable[..., list[Any]], Callable[[], Any]]:
+        """``fn`` on flat operands with flat results, and a thunk giving its result tree."""
+        store: list[Any] = []
+
+        def flat(*leaves: Any) -> list[Any]:
+            result = fn(*tree_util.tree_unflatten(form.in_tree, leaves), **params)
+            out, tree = tree_util.tree_flatten(result)
+            store[:] = [tree]
+            return out
+
+        def out_tree() -> Any:
+            if not store:
+                raise RuleError(f"{kind} of primitive {self.name!r} was not traced")
+            return store[0]
+
+        return flat, out_tree
+
+    def refuse_effects(self, closed: _jax.ClosedJaxpr) -> None:
+        effects = _jax.effect_names(closed)
+        if effects:
+            raise DefinitionError(
+                f"primitive {self.name!r}: the reference has side effects "
+                f"({', '.join(effects)}), e.g. from jax.debug.print or io_callback; a jext "
+                "primitive must be a pure function of its operands (JAX may drop, repeat or "
+                "reorder its calls). Move the effect outside the primitive."
+            )
+
+
+def describe(x: object) -> str:
+    if isinstance(x, tuple | list):
+        return f"a {type(x).__name__} of length {len(x)}"
+    return type(x).__name__
+
+
+@functools.lru_cache(maxsize=64)
+def flat_tree(n: int) -> Any:
+    return tree_util.tree_structure((0,) * n)
+
+
+def _is_flat(tree: Any) -> bool:
+    # The operands are a tuple of n array leaves exactly when the tree has n + 1 nodes.
+    return bool(tree.num_nodes == tree.num_leaves + 1)
+
+
+def unbatched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
+    """The per-example avals of operands batched by ``levels``."""
+    out = list(avals)
+    for size, batched, _ in levels:
+        out = [_jax.drop_batch_axis(a, size) if b else a for a, b in zip(out, batched, strict=True)]
+    return out
+
+
+def batched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
+    """Result avals under ``levels``: one leading axis per level, outermost first."""
+    out = list(avals)
+    for size, _, mesh_axis in reversed(levels):
+        out = [_jax.add_batch_axis(a, size, mesh_axis) for a in out]
+    return out
