@@ -17,8 +17,10 @@ import numpy as np
 
 import jext
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
-from jext_scipy_special._functions import _bessel_family, _elliptic_family, _gamma_family
 from jext_scipy_special._functions import (
+    _bessel_family,
+    _elliptic_family,
+    _gamma_family,
     ellipe,
     ellipk,
     ellipkm1,

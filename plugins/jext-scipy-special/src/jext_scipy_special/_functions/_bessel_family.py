@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -28,7 +29,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel import _kve_pair, kv, kve
-from ._common import entry_point, eps_of, is_double, iterate, nondiff, tangent, tiny_of
+from ._common import entry_point, eps_of, iterate, nondiff, tangent, tiny_of
 from ._declare import special_wrapper
 
 __all__ = ["WRAPPERS", "iv", "ive", "k0", "k0e", "k1", "k1e", "kn"]
@@ -45,9 +46,9 @@ def _cf1(v: jax.Array, x: jax.Array) -> jax.Array:
     def clamp(t: jax.Array) -> jax.Array:
         return jnp.where(jnp.abs(t) < tiny, tiny, t)
 
-    def step(k: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+    def step(i: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         c, d, f, _ = st
-        b = 2.0 * (v + k) * rx
+        b = 2.0 * (v + i + 1.0) * rx  # the i-th step adds b_{i+1}
         d = 1.0 / clamp(b + d)
         c = clamp(b + 1.0 / c)
         delta = c * d
@@ -56,18 +57,10 @@ def _cf1(v: jax.Array, x: jax.Array) -> jax.Array:
     def converged(st: tuple[jax.Array, ...]) -> jax.Array:
         return jnp.abs(st[3] - 1.0) <= 2.0 * eps
 
+    # I_{v+1}/I_v = 1/F with F = b_1 + 1/(b_2 + 1/(b_3 + ...)), b_k = 2 (v + k) / x.
     b1 = 2.0 * (v + 1.0) * rx
-    f0 = 1.0 / b1
-    init = (b1, jnp.zeros_like(x), jnp.full_like(x, tiny), jnp.zeros_like(x))
-    # f = 1/b1 ... written as a Lentz fraction with leading term b1: F = b1 + 1/(b2 + ...)
-    c, d, big_f, _ = iterate(
-        lambda k, st: step(k + 1.0, st),
-        (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x)),
-        converged,
-        _CF1_CAP,
-        x.dtype,
-    )
-    del init, f0, c, d
+    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
+    big_f = iterate(step, init, converged, _CF1_CAP, x.dtype)[2]
     return 1.0 / big_f
 
 
@@ -172,10 +165,11 @@ def ive(v: ArrayLike, z: ArrayLike) -> jax.Array:
     return _IVE(v, z)
 
 
-def _fixed_order(fn: Any, order: float) -> Any:
+def _fixed_order(fn: Callable[..., jax.Array], order: float) -> Callable[[ArrayLike], jax.Array]:
     def run(x: ArrayLike) -> jax.Array:
         xa = jnp.asarray(x)
-        return fn(jnp.zeros_like(xa, dtype=jnp.result_type(xa, float)) + order, xa)
+        out: jax.Array = fn(jnp.zeros_like(xa, dtype=jnp.result_type(xa, float)) + order, xa)
+        return out
 
     return run
 

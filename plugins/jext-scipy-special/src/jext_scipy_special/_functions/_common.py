@@ -7,6 +7,7 @@ array arguments (float32, or float64 under ``jax_enable_x64``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 #: Taylor coefficients of ``1/Gamma(1+x)`` about 0 (computed with mpmath at
 #: 40 digits; the series is entire; cf. Abramowitz & Stegun 6.1.34).
@@ -99,7 +101,7 @@ def as_float_arrays(*args: ArrayLike) -> tuple[jax.Array, ...]:
     return tuple(jnp.broadcast_arrays(*converted))
 
 
-def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+def entry_point(kernel: Callable[..., T]) -> Callable[..., T]:
     """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))``.
 
     Public functions call through this so that eager (un-jitted) calls are
@@ -108,7 +110,7 @@ def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
     inner one is simply inlined.
     """
 
-    def run(*args: ArrayLike) -> jax.Array:
+    def run(*args: ArrayLike) -> T:
         arrays = as_float_arrays(*args)
         shape = arrays[0].shape
         if math.prod(shape) != 1:
@@ -119,10 +121,10 @@ def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
         # concatenation, not a broadcast: XLA would sink the elementwise work
         # below a broadcast and compute it as a scalar again.)
         out = kernel(*(jnp.concatenate([a.reshape(1), a.reshape(1)]) for a in arrays))
-        result: jax.Array = jax.tree.map(lambda o: o[0].reshape(shape), out)
+        result: T = jax.tree.map(lambda o: o[0].reshape(shape), out)
         return result
 
-    compiled: Callable[..., jax.Array] = jax.jit(run)
+    compiled: Callable[..., T] = jax.jit(run)
     return compiled
 
 
@@ -252,6 +254,10 @@ def chunked(
     return tuple(o.reshape(-1)[:size].reshape(shape) for o in out)
 
 
+def _keep_if(done: jax.Array, old: jax.Array, new: jax.Array) -> jax.Array:
+    return jnp.where(done, old, new)
+
+
 def iterate(
     step: Callable[[jax.Array, S], S],
     state: S,
@@ -275,9 +281,8 @@ def iterate(
     def body(carry: tuple[jax.Array, S]) -> tuple[jax.Array, S]:
         i, st = carry
         for k in range(unroll):
-            done = converged(st)
             st = jax.tree.map(
-                lambda old, new: jnp.where(done, old, new), st, step(i + float(k), st)
+                functools.partial(_keep_if, converged(st)), st, step(i + float(k), st)
             )
         return i + float(unroll), st
 

@@ -94,7 +94,8 @@ def _rf_impl(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
         m = (a + b + c) / 3.0
         return jnp.maximum(jnp.maximum(jnp.abs(m - a), jnp.abs(m - b)), jnp.abs(m - c)) < tol * m
 
-    a, b, c = iterate(step, (x0, y0, z0), converged, _MAX_DUP, x.dtype)
+    init: tuple[jax.Array, ...] = (x0, y0, z0)
+    a, b, c = iterate(step, init, converged, _MAX_DUP, x.dtype)
     m = (a + b + c) / 3.0
     dx, dy = 1.0 - a / m, 1.0 - b / m
     dz = -(dx + dy)
@@ -128,7 +129,8 @@ def _rd_impl(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
         spread = jnp.maximum(jnp.maximum(jnp.abs(m - a), jnp.abs(m - b)), jnp.abs(m - c))
         return spread < tol * m
 
-    a, b, c, s, f = iterate(step, (x0, y0, z0, 0.0 * one, one), converged, _MAX_DUP, x.dtype)
+    init: tuple[jax.Array, ...] = (x0, y0, z0, 0.0 * one, one)
+    a, b, c, s, f = iterate(step, init, converged, _MAX_DUP, x.dtype)
     m = (a + b + 3.0 * c) / 5.0
     dx, dy = 1.0 - a / m, 1.0 - b / m
     dz = -(dx + dy) / 3.0
@@ -200,7 +202,8 @@ def _rc_pos(x: jax.Array, y: jax.Array) -> jax.Array:
         m = (a + 2.0 * b) / 3.0
         return jnp.abs(b - m) < tol * m
 
-    a, b = iterate(step, (x, y), converged, _MAX_DUP, x.dtype)
+    init: tuple[jax.Array, ...] = (x, y)
+    a, b = iterate(step, init, converged, _MAX_DUP, x.dtype)
     m = (a + 2.0 * b) / 3.0
     s = (b - m) / m
     poly = 1.0 + s * s * (
@@ -289,7 +292,15 @@ def _rj_impl(x: jax.Array, y: jax.Array, z: jax.Array, p: jax.Array) -> jax.Arra
         )
         return spread < tol * m
 
-    init = (x0, y0, z0, p0, 0.0 * one, one, (p0 - x0) * (p0 - y0) * (p0 - z0))
+    init: tuple[jax.Array, ...] = (
+        x0,
+        y0,
+        z0,
+        p0,
+        0.0 * one,
+        one,
+        (p0 - x0) * (p0 - y0) * (p0 - z0),
+    )
     a, b, c, q, s, f, _ = iterate(step, init, converged, _MAX_DUP, x.dtype)
     m = (a + b + c + 2.0 * q) / 5.0
     dx, dy, dz = 1.0 - a / m, 1.0 - b / m, 1.0 - c / m
@@ -450,7 +461,7 @@ _ELLIPRJ = entry_point(_rj_impl)
 _ELLIPRG = entry_point(_rg)
 _ELLIPKINC = entry_point(_ellipkinc_impl)
 _ELLIPEINC = entry_point(_ellipeinc_impl)
-_ELLIPJ = entry_point(lambda u, m: tuple(_ellipj(u, m)))  # type: ignore[arg-type,return-value]
+_ELLIPJ = entry_point(_ellipj)
 _AGM = entry_point(_agm_impl)
 
 

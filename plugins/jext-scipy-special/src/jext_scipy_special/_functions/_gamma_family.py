@@ -162,7 +162,10 @@ def _ndtri_exp_impl(y: jax.Array) -> jax.Array:
     # XLA from folding the two constants into one).
     centre = (y > math.log(0.3)) & (y < math.log(0.7))
     xc = jnp.where(centre, out, 0.0)
-    d = lax.optimization_barrier(jnp.where(centre, y, -1.0) + _LN2_HI) + _LN2_LO
+    shifted: jax.Array = lax.optimization_barrier(  # type: ignore[no-untyped-call]
+        jnp.where(centre, y, -1.0) + _LN2_HI
+    )
+    d = shifted + _LN2_LO
     resid = 0.5 * jsp.erf(xc * (1.0 / math.sqrt(2.0))) - 0.5 * jnp.expm1(d)
     newton = xc - resid * math.sqrt(2.0 * math.pi) * jnp.exp(0.5 * xc * xc)
     out = jnp.where(centre, newton, out)

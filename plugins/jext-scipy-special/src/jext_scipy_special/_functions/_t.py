@@ -159,7 +159,7 @@ def _log1p_dw(r_hi: jax.Array, r_lo: jax.Array) -> tuple[jax.Array, jax.Array]:
     # XLA's algebraic simplifier reassociates additions of constants
     # ((r + 1) - 1 becomes r), which would erase the rounding errors that
     # the double-word steps recover: the ones go through a barrier.
-    one = lax.optimization_barrier(jnp.ones_like(r_hi))
+    one: jax.Array = lax.optimization_barrier(jnp.ones_like(r_hi))  # type: ignore[no-untyped-call]
     u_hi, u_lo = _two_sum(one, r_hi)
     u_lo = u_lo + r_lo
     mant, expo = jnp.frexp(u_hi)  # u_hi = mant 2^expo, mant in [1/2, 1)
