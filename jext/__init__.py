@@ -12,6 +12,7 @@ from jext._errors import RuleError as RuleError
 from jext._errors import StaticParamError as StaticParamError
 from jext._errors import TransposeError as TransposeError
 from jext._errors import UnknownNameError as UnknownNameError
+from jext._registrars import FfiTargetRegistrar as FfiTargetRegistrar
 from jext._registrars import LoweringRegistrar as LoweringRegistrar
 from jext._registrars import PrimitiveRegistrar as PrimitiveRegistrar
 from jext._registrars import RngImplRegistrar as RngImplRegistrar
@@ -36,6 +37,7 @@ __all__ = [
     "DefinitionError",
     "DuplicateNameError",
     "Example",
+    "FfiTargetRegistrar",
     "JextError",
     "LinearOperand",
     "LoweringError",

@@ -192,13 +192,28 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
-    from jext._stubgen import write
+    from jext._stubgen import check, write
 
+    folder = Path(args.out)
+    # pip takes a bare name for a registry project: a local folder needs a path ("./stubs").
+    shown = str(folder) if folder.is_absolute() or args.out.startswith(".") else f"./{folder}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a broken plugin simply provides nothing to stub
-        written = write(Path(args.out))
-    print(f"wrote {len(written)} files of the jext-stubs package to {args.out}", file=out)
-    print(f"install them with: pip install {args.out}", file=out)
+        if args.check:
+            problems = check(folder)
+            for line in problems:
+                print(f"  {line}", file=out)
+            verdict = "out of date: run `jext stubgen" if problems else "current"
+            extra = f" --out {shown}`" if problems else ""
+            print(f"the stubs in {shown} are {verdict}{extra}", file=out)
+            return 1 if problems else 0
+        try:
+            written = write(folder, plugins=args.plugin)
+        except JextError as exc:  # an unknown --plugin
+            print(f"jext stubgen: {exc}", file=sys.stderr)
+            return 2
+    print(f"wrote {len(written)} files of the jext-stubs package to {shown}", file=out)
+    print(f"install them with: pip install {shown}", file=out)
     return 0
 
 
@@ -232,6 +247,17 @@ def _parser() -> argparse.ArgumentParser:
         "stubgen", help="write a partial stub package typing the installed plugins' names"
     )
     p_stub.add_argument("--out", default="stubs", help="folder to write into (default: stubs)")
+    p_stub.add_argument(
+        "--plugin",
+        action="append",
+        metavar="NAME",
+        help="type only what plugin NAME provides, and jext's core (repeatable; default: all)",
+    )
+    p_stub.add_argument(
+        "--check",
+        action="store_true",
+        help="say whether the stubs in --out are current (exit 1 if not); writes nothing",
+    )
     p_stub.set_defaults(run=_cmd_stubgen)
     return parser
 

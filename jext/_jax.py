@@ -8,7 +8,7 @@ Tested against jax 0.10.x.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
@@ -122,6 +122,14 @@ def shaped_array(shape: Sequence[int], dtype: Any, *, weak_type: bool = False) -
     return jax.core.ShapedArray(tuple(shape), dtype, weak_type=weak_type)
 
 
+def ffi_pycapsule(fn: Any) -> object:
+    """A ctypes function pointer wrapped in the PyCapsule that XLA registers as a handler."""
+    import jax.ffi
+
+    capsule: object = jax.ffi.pycapsule(fn)  # type: ignore[no-untyped-call]
+    return capsule
+
+
 def shape_dtype_struct(
     shape: Sequence[int], dtype: Any, *, weak_type: bool = False
 ) -> jax.ShapeDtypeStruct:
@@ -142,12 +150,27 @@ def set_abstract_eval(prim: Primitive, rule: Callable[..., Sequence[AbstractValu
     prim.def_abstract_eval(rule)  # type: ignore[no-untyped-call]
 
 
+PALLAS_GPU_CUSTOM_CALLS: Final = ("__gpu$xla.gpu.triton", "mosaic_gpu", "mosaic_gpu_v2")
+"""The custom calls of Pallas GPU kernels (Triton, Mosaic GPU), which jax.export refuses by
+default: their format may change between jax versions.  (Mosaic TPU's is allowed.)"""
+
+
 def export(
-    fn: Callable[..., Any], specs: Sequence[jax.ShapeDtypeStruct], platforms: Sequence[str]
+    fn: Callable[..., Any],
+    specs: Sequence[jax.ShapeDtypeStruct],
+    platforms: Sequence[str],
+    *,
+    custom_calls: Iterable[str] = (),
 ) -> jax.export.Exported:
-    """``jax.export.export`` of ``fn`` (jitted here unless it already is) at ``specs``."""
+    """``jax.export.export`` of ``fn`` (jitted here unless it already is) at ``specs``.
+
+    ``custom_calls`` are custom-call targets allowed in the module besides JAX's own
+    (the FFI targets of jext.lowering.ffi_rule: their plugin must be installed where the
+    export runs).
+    """
     jitted = fn if isinstance(fn, jax.stages.Wrapped) else jax.jit(fn)
-    return jax.export.export(jitted, platforms=tuple(platforms))(*specs)
+    checks = [jax.export.DisabledSafetyCheck.custom_call(name) for name in custom_calls]
+    return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(*specs)
 
 
 def define_prng_impl(

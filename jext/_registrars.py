@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ctypes
+import os
+from _ctypes import CFuncPtr
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, final
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
 from jext._errors import RegistrationError
 from jext.primitives._primitive import Primitive, check_platform
@@ -15,6 +18,9 @@ if TYPE_CHECKING:
     from jext.scipy._wrapper import ScipyWrapper
 
 __all__ = [
+    "FfiPlatform",
+    "FfiTarget",
+    "FfiTargetRegistrar",
     "LoweringRegistrar",
     "PendingLowering",
     "PrimitiveRegistrar",
@@ -23,6 +29,11 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+FfiPlatform = Literal["cpu", "cuda", "rocm"]
+"""A platform XLA FFI handlers are registered for (TPU kernels come as Pallas, not FFI)."""
+
+_FFI_PLATFORMS: Final = ("cpu", "cuda", "rocm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +138,92 @@ class ScipyRegistrar(_Registrar["ScipyWrapper"]):
                 f"{wrapper!r} ({type(wrapper).__name__}), which is not a jext.scipy.ScipyWrapper"
             )
         self._staged.append(wrapper)
+
+
+@dataclass(frozen=True, slots=True)
+class FfiTarget:
+    """An XLA FFI handler a plugin registered: ``name`` on ``platform``."""
+
+    name: str
+    handler: object  # a PyCapsule, or {stage name: PyCapsule}
+    platform: FfiPlatform
+    batch_partitionable: bool
+    plugin: str
+
+
+def _is_capsule(x: object) -> bool:
+    return type(x).__name__ == "PyCapsule"
+
+
+@final
+class FfiTargetRegistrar(_Registrar[FfiTarget]):
+    """Handed to ``jext_register_ffi_targets``: ``registry.add(name, handler, platform=)``."""
+
+    __slots__ = ()
+
+    def load_library(self, path: str | os.PathLike[str]) -> ctypes.CDLL:
+        """Load the shared library at ``path`` with ``ctypes``; its symbols are handlers.
+
+        Raises :class:`jext.RegistrationError` naming the library and the OS error, which
+        makes this plugin fail in one line while every other plugin loads.
+        """
+        try:
+            return ctypes.CDLL(os.fspath(path))
+        except OSError as err:
+            detail = " ".join(str(err).split())  # dlerror() text, on one line
+            raise RegistrationError(
+                f"plugin {self._plugin!r} cannot load FFI library {os.fspath(path)!r}: {detail}"
+            ) from None
+
+    def add(
+        self,
+        name: str,
+        handler: object,
+        *,
+        platform: FfiPlatform = "cpu",
+        batch_partitionable: bool = False,
+    ) -> None:
+        """Register ``handler`` as the XLA FFI target ``name`` on ``platform``.
+
+        ``handler`` is a PyCapsule (from a compiled extension module), a ``ctypes``
+        function from :meth:`load_library` (e.g. ``lib.MyHandler``), or a mapping of FFI
+        stage names (``"instantiate"``, ``"prepare"``, ``"initialize"``, ``"execute"``) to
+        either.  ``batch_partitionable=True`` registers the target with
+        ``jax.ffi.register_ffi_target_as_batch_partitionable``, which lets XLA split the
+        call along leading (batch) axes the call marks as such; declare it only for
+        handlers that treat leading axes as independent.
+
+        Nothing reaches XLA until the hook returns: then every target of the hook is
+        registered, or, if one is invalid or another plugin owns its name on the
+        platform, none is.
+        """
+        if not isinstance(name, str) or not name:
+            raise self._refuse(f"an FFI target named {name!r}; a target name is a non-empty str")
+        if platform not in _FFI_PLATFORMS:
+            raise self._refuse(
+                f"FFI target {name!r} for platform {platform!r}; expected one of "
+                f"{list(_FFI_PLATFORMS)}"
+            )
+        target = FfiTarget(
+            name, self._handler(name, handler), platform, batch_partitionable, self._plugin
+        )
+        self._staged.append(target)
+
+    def _handler(self, name: str, handler: object) -> object:
+        """``handler`` as XLA takes it: a PyCapsule, or {stage: PyCapsule}."""
+
+        def one(h: object) -> object:
+            if _is_capsule(h):
+                return h
+            if isinstance(h, CFuncPtr):
+                from jext import _jax  # jax loads only once a plugin has native handlers
+
+                return _jax.ffi_pycapsule(h)
+            raise self._refuse(
+                f"{h!r} as the handler of FFI target {name!r}; expected a PyCapsule, a ctypes "
+                "function from registry.load_library(...), or a mapping of FFI stages to them"
+            )
+
+        if isinstance(handler, Mapping):
+            return {str(stage): one(h) for stage, h in handler.items()}
+        return one(handler)

@@ -1,4 +1,4 @@
-"""The plugin registry: entry-point discovery, phased lazy loading, isolation of broken plugins."""
+"""The plugin registry: entry-point discovery, owned namespaces, phased lazy loading, isolation."""
 
 from __future__ import annotations
 
@@ -6,19 +6,23 @@ import difflib
 import inspect
 import os
 import threading
+import traceback
 import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import Distribution, entry_points
+from importlib.metadata import Distribution, EntryPoint, PackageNotFoundError, distribution
+from importlib.metadata import entry_points as _entry_points
 from types import MappingProxyType
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 import pluggy
 
 from jext import hookspecs
 from jext._errors import PluginError, UnknownNameError
 from jext._registrars import (
+    FfiTarget,
+    FfiTargetRegistrar,
     LoweringRegistrar,
     PendingLowering,
     PrimitiveRegistrar,
@@ -26,18 +30,25 @@ from jext._registrars import (
     ScipyRegistrar,
     _Registrar,
 )
+from jext.primitives import _primitive
 from jext.primitives._primitive import Primitive
 
+if TYPE_CHECKING:
+    import jax
+
 __all__ = [
+    "CORE_NAMESPACE",
     "ENV_DISABLE_AUTOLOAD",
     "ENV_DISABLE_PLUGINS",
     "ENV_PLUGINS",
     "ENV_STRICT",
+    "NAMESPACE_GROUP",
     "PluginInfo",
     "PluginStatus",
     "PluginWarning",
     "Registry",
     "close_matches",
+    "default_namespace",
     "get_primitive",
     "load_plugins",
     "plugins",
@@ -54,6 +65,22 @@ ENV_DISABLE_PLUGINS: Final = "JEXT_DISABLE_PLUGINS"
 """A comma-separated list: do not load these entry-point plugins."""
 ENV_STRICT: Final = "JEXT_STRICT"
 """Set to 1: a broken plugin raises :class:`jext.PluginError` instead of a warning."""
+NAMESPACE_GROUP: Final = "jext.namespaces"
+"""The entry-point group where a distribution declares more namespaces for its plugin.
+
+Each entry is ``<namespace> = "<the plugin's module>"``, e.g. in ``pyproject.toml``::
+
+    [project.entry-points."jext.namespaces"]
+    mylib = "jext_mylib"
+"""
+CORE_NAMESPACE: Final = "jext"
+"""The namespace of jext's own names (``jext.philox4x64``): no plugin may claim it."""
+
+# jext's core plugins: (name, module, namespaces).  They register the way any plugin does,
+# but are loaded whatever the plugin switches say, before every other plugin.
+_CORE_PLUGINS: Final = (("jext-rng", "jext.rng_impls._plugin", (CORE_NAMESPACE,)),)
+# pluggy options jext's loader does not honour: refused, never silently ignored.
+_UNSUPPORTED_HOOK_OPTIONS: Final = ("wrapper", "hookwrapper", "tryfirst", "trylast")
 
 PluginStatus = Literal["loaded", "error", "disabled"]
 
@@ -76,6 +103,40 @@ def _required_args(function: Callable[..., object]) -> tuple[str, ...]:
     return names[1:] if func is not function else names
 
 
+def default_namespace(plugin_name: str) -> str | None:
+    """The namespace a plugin owns by its name: ``jext-mylib`` owns ``jext_mylib``.
+
+    ``-`` becomes ``_``; None when the result is not dot-separated identifiers.
+    """
+    candidate = plugin_name.replace("-", "_")
+    return candidate if _is_namespace(candidate) else None
+
+
+def _is_namespace(name: str) -> bool:
+    return all(part.isidentifier() for part in name.split("."))
+
+
+def _namespaces_of(name: str) -> list[str]:
+    """The namespaces ``name`` lies in, innermost first: ``a.b.c`` -> ``a.b``, ``a``."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
+_JEXT_DIR: Final = os.path.dirname(os.path.abspath(hookspecs.__file__)) + os.sep
+
+
+def _where(err: BaseException) -> str:
+    """`` (file:line)`` of the plugin's innermost frame in ``err``'s traceback, or ``""``.
+
+    Frames in jext itself (a registrar refusing an argument) say less than the plugin's
+    line that called it.
+    """
+    frames = traceback.extract_tb(err.__traceback__)
+    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_JEXT_DIR)]
+    chosen = theirs or list(frames)
+    return f" ({chosen[-1].filename}:{chosen[-1].lineno})" if chosen else ""
+
+
 class PluginWarning(UserWarning):
     """A plugin failed to load or register; the message names it, its distribution and why."""
 
@@ -90,6 +151,8 @@ class PluginInfo:
     status: PluginStatus
     error: str | None = None
     notes: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()  # the namespaces it owns
+    core: bool = False  # part of jext itself: loaded whatever the switches say
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +171,13 @@ class _Plugin:
     status: PluginStatus = "loaded"
     error: str | None = None
     hooks_run: bool = False
+    core: bool = False
+    # The module the entry point names (``pkg.mod`` of ``pkg.mod:attr``), or the code object's.
+    module_name: str | None = None
+    loader: Callable[[], object] | None = None  # set until the plugin is imported
+    claimed: tuple[str, ...] = ()  # the namespaces it declares, its default first
+    owned: tuple[str, ...] = ()  # those it owns once claims are settled
+    claim_error: str | None = None  # why a claim failed it, before its import
     # hook name -> (function, its argument names)
     impls: dict[str, tuple[Callable[..., object], tuple[str, ...]]] = field(default_factory=dict)
     _dist_info: tuple[str, str] | None = None
@@ -123,6 +193,8 @@ class _Plugin:
 
     def label(self) -> str:
         dist, version = self.dist_info()
+        if self.core:
+            return f"plugin {self.name!r} (core of jext {version or ''})".replace(" )", ")")
         if dist is None:
             return f"plugin {self.name!r} (registered in code)"
         return f"plugin {self.name!r} (distribution {dist} {version})"
@@ -151,6 +223,114 @@ def _env_flag(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in ("", "0", "false", "no")
 
 
+def _module_of(value: str) -> str:
+    return value.partition(":")[0].strip()
+
+
+def _jext_distribution() -> Distribution | None:
+    try:
+        return distribution(hookspecs.PROJECT_NAME)
+    except PackageNotFoundError:  # run from a source tree
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Discovery:
+    """What the installed metadata says, read without importing any plugin."""
+
+    plugins: tuple[EntryPoint, ...]  # the plugin entry points, by name
+    namespaces: Mapping[str, tuple[str, ...]]  # plugin name -> the namespaces it declares
+    problems: tuple[str, ...]  # declarations that name no plugin
+
+
+def _discover(group: str) -> _Discovery:
+    core_modules = {module for _, module, _ in _CORE_PLUGINS}
+    found = sorted(_entry_points(group=group), key=lambda e: e.name)
+    # jext's own metadata from before its RNGs became core still names the core module.
+    found = [ep for ep in found if _module_of(ep.value) not in core_modules]
+    namespaces: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for ns in sorted(_entry_points(group=f"{group}.namespaces"), key=lambda e: e.name):
+        dist = ns.dist.name if ns.dist is not None else None
+        same_dist = [ep for ep in found if ep.dist is not None and ep.dist.name == dist]
+        same_module = [ep for ep in same_dist if _module_of(ep.value) == _module_of(ns.value)]
+        targets = same_module or (same_dist if len(same_dist) == 1 else [])
+        if not _is_namespace(ns.name):
+            problems.append(
+                f"jext namespace {ns.name!r} declared by distribution {dist} is not "
+                "dot-separated Python identifiers; it is ignored"
+            )
+        elif not targets:
+            problems.append(
+                f"jext namespace {ns.name!r} declared by distribution {dist} names "
+                f"{ns.value!r}, which is not the module of a jext plugin of {dist}; it is ignored"
+            )
+        else:
+            namespaces.setdefault(targets[0].name, []).append(ns.name)
+    return _Discovery(tuple(found), {k: tuple(v) for k, v in namespaces.items()}, tuple(problems))
+
+
+def _settle(
+    claims: Sequence[tuple[str, tuple[str, ...], bool]], label: Callable[[str], str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Who owns each namespace, and why a claimant fails: ``(owners, errors)``.
+
+    ``claims`` are ``(plugin, namespaces, is_core)``.  The answer depends on the claims
+    alone, never on their order: jext's core owns its namespaces; else a plugin owns the
+    namespace its name gives it (``jext-mylib`` -> ``jext_mylib``); else the one plugin
+    that declares it.  Two plugins declaring one namespace that is neither's by name both
+    fail, and so does a claim inside a namespace another plugin owns.
+    """
+    by_ns: dict[str, list[str]] = {}
+    owners: dict[str, str] = {}
+    for plugin, namespaces, is_core in claims:
+        for ns in namespaces:
+            if is_core:
+                owners[ns] = plugin
+            else:
+                by_ns.setdefault(ns, []).append(plugin)
+    errors: dict[str, str] = {}
+    for ns, names in sorted(by_ns.items()):
+        if ns in owners:
+            winner: str | None = owners[ns]
+        else:
+            by_name = [n for n in names if default_namespace(n) == ns]
+            winner = by_name[0] if len(by_name) == 1 else None
+            if winner is None and len(names) == 1:
+                winner = names[0]
+            if winner is not None:
+                owners[ns] = winner
+        for name in names:
+            if name == winner or name in errors:
+                continue
+            if winner is not None:
+                errors[name] = f"claims namespace {ns!r}, which belongs to {label(winner)}"
+            else:
+                others = ", ".join(label(n) for n in names if n != name)
+                errors[name] = (
+                    f"claims namespace {ns!r}, which {others} also claims; a namespace has "
+                    "one owner and jext does not pick one by order (rename one)"
+                )
+    # A namespace inside another's (``mylib.extra`` in ``mylib``) belongs to that owner.
+    for ns, owner in sorted(owners.items()):
+        outer = next((o for o in _namespaces_of(ns) if owners.get(o, owner) != owner), None)
+        if outer is not None:
+            del owners[ns]
+            errors.setdefault(
+                owner,
+                f"claims namespace {ns!r}, inside {outer!r}, which belongs to "
+                f"{label(owners[outer])}",
+            )
+    for name in errors:  # a failed plugin owns nothing
+        for ns in [n for n, o in owners.items() if o == name]:
+            del owners[ns]
+    return owners, errors
+
+
+class _Refused(Exception):
+    """A commit refuses what a plugin staged; ``__cause__`` is the underlying error, if any."""
+
+
 class Registry:
     """Everything the loaded plugins registered; one per process (see :func:`registry`)."""
 
@@ -159,6 +339,9 @@ class Registry:
         self._lock = threading.RLock()
         self._loaded = False
         self._loading = False  # on the thread holding the lock
+        self._core_loaded = False
+        self._discovery: _Discovery | None = None
+        self._discovery_lock = threading.Lock()
         pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         # Each hook's argument names, as pluggy reads them from the hookspecs.
@@ -168,14 +351,20 @@ class Registry:
             if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
         }
         self._plugins: dict[str, _Plugin] = {}
+        self._owners: dict[str, str] = {}  # namespace -> plugin, once claims are settled
         self._primitives: dict[str, Owned[Primitive[..., Any]]] = {}
         self._lowerings: list[PendingLowering] = []
         self._applied_lowerings: set[int] = set()  # indices into _lowerings
         self._rng_impls: dict[str, Owned[Any]] = {}
+        self._ffi_targets: dict[tuple[str, str], Owned[FfiTarget]] = {}  # by (name, platform)
         self._scipy: dict[tuple[str, str], list[Owned[Any]]] = {}
         self._problems: list[str] = []
+        self._causes: list[BaseException | None] = []  # the exception behind each problem
+        self._delivered = 0  # problems warned about (a warning turned error is not delivered)
+        # One phase per hook, in the order the hookspecs document; a new hook is one line.
         self._phases = [
             _Phase("jext_register_primitives", PrimitiveRegistrar, self._commit_primitives),
+            _Phase("jext_register_ffi_targets", FfiTargetRegistrar, self._commit_ffi_targets),
             _Phase("jext_register_lowerings", LoweringRegistrar, self._commit_lowerings),
             _Phase("jext_register_rng_impls", RngImplRegistrar, self._commit_rng_impls),
             _Phase("jext_register_scipy_wrappers", ScipyRegistrar, self._commit_scipy),
@@ -183,80 +372,187 @@ class Registry:
 
     # --- loading -----------------------------------------------------------------------------
 
-    def load(self) -> None:
-        """Discover and load plugins once; later calls return at once (thread-safe).
+    def load(self, *, report: bool = True) -> None:
+        """Discover and load plugins once, then report what failed (thread-safe).
 
-        A plugin that reads the registry while it is being imported (e.g. calls a
-        ``jext.scipy`` function at import time) sees what is registered so far.
+        A failure is a :class:`PluginWarning` once per failure; with ``JEXT_STRICT=1``
+        every call raises :class:`jext.PluginError` while anything failed, and a warning
+        that a filter turns into an error is raised again on the next call, so no call
+        returns a partial registry silently.  A plugin that reads the registry while it is
+        being imported sees what is registered so far.  ``report=False`` only loads
+        (a primitive's first bind loads plugins for their lowerings; the next reader reports).
         """
-        if self._loaded:
-            return
+        if not self._loaded:
+            self._load_once()
+        if report and not self._loading:
+            self._report()
+
+    def _ensure_loaded(self) -> None:
+        """Load without reporting: for the readers that report failures themselves."""
+        if not self._loaded:
+            self._load_once()
+
+    def _load_once(self) -> None:
         with self._lock:
             if self._loaded or self._loading:
                 return
             self._loading = True
             try:
-                start = len(self._problems)
-                if not _env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD)):
-                    self._import_entry_points()
+                self._load_core()
+                self._add_entry_points()
+                self._settle_claims()
+                for plugin in sorted(self._plugins.values(), key=lambda p: p.name):
+                    if plugin.status != "loaded":
+                        continue
+                    if plugin.claim_error is not None:
+                        self._fail(plugin, plugin.claim_error)
+                    elif plugin.loader is not None:
+                        self._import(plugin)
                 self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
                 self._loaded = True
             finally:
                 self._loading = False
-            self._report(self._problems[start:])
 
-    def register(self, plugin: object, name: str | None = None) -> None:
+    def _load_core(self) -> None:
+        """Register jext's core plugins (whatever the switches say), once."""
+        with self._lock:
+            if self._core_loaded:
+                return
+            self._core_loaded = True
+            dist = _jext_distribution()
+            core = []
+            for name, module, namespaces in _CORE_PLUGINS:
+                entry = _Plugin(
+                    name, dist, core=True, module_name=module, claimed=namespaces, owned=namespaces
+                )
+                entry.loader = lambda module=module: __import__(module, fromlist=["_"])
+                self._plugins[name] = entry
+                self._owners.update(dict.fromkeys(namespaces, name))
+                self._import(entry)
+                core.append(entry)
+            self._run_hooks(core)
+
+    def register(
+        self, plugin: object, name: str | None = None, *, namespaces: Sequence[str] = ()
+    ) -> None:
         """Register a plugin object (a module, class or instance with hook implementations).
 
-        Before loading, it joins the others; after, its hooks run at once.
+        It owns the namespace of its name (``-`` as ``_``) and ``namespaces``, by the rules
+        entry-point plugins follow.  Before loading, it joins the others; after, its hooks
+        run at once, and a namespace another plugin already owns fails it.
         """
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        if isinstance(namespaces, str) or not all(
+            isinstance(n, str) and _is_namespace(n) for n in namespaces
+        ):
+            raise PluginError(
+                f"plugin {name!r}: namespaces must be a sequence of dot-separated identifiers, "
+                f"got {namespaces!r}"
+            )
         with self._lock:
             if name in self._plugins:
                 raise PluginError(f"a plugin named {name!r} is already registered")
-            start = len(self._problems)
-            entry = self._add_plugin(name, None, lambda: plugin)
+            entry = _Plugin(
+                name,
+                None,
+                module_name=plugin.__name__ if isinstance(plugin, types.ModuleType) else None,
+                claimed=self._claims(name, namespaces),
+            )
+            entry.loader = lambda: plugin
+            self._plugins[name] = entry
+            self._import(entry)
             if self._loaded:
+                self._settle_late(entry)
                 self._run_hooks([entry])
-            self._report(self._problems[start:])
+        if not self._loading:
+            self._report()
 
-    def _import_entry_points(self) -> None:
+    @staticmethod
+    def _claims(name: str, declared: Iterable[str]) -> tuple[str, ...]:
+        default = default_namespace(name)
+        return tuple(dict.fromkeys([*([default] if default else []), *declared]))
+
+    def _discovered(self) -> _Discovery:
+        """The installed plugins' metadata, read once (no plugin is imported)."""
+        with self._discovery_lock:
+            if self._discovery is None:
+                self._discovery = _discover(self._group)
+            return self._discovery
+
+    def _add_entry_points(self) -> None:
+        found = self._discovered()
+        for line in found.problems:
+            self._add_problem(line, None)
         only = _env_names(os.environ.get(ENV_PLUGINS))
         blocked = _env_names(os.environ.get(ENV_DISABLE_PLUGINS)) or frozenset()
-        for ep in sorted(entry_points(group=self._group), key=lambda e: e.name):
+        autoload = not _env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD))
+        for ep in found.plugins:
             known = self._plugins.get(ep.name)
             if known is not None:
                 other = _Plugin(ep.name, ep.dist)
-                self._problems.append(
-                    f"jext plugin name {ep.name!r} is declared by two distributions: "
-                    f"{other.label()} is ignored, {known.label()} is loaded"
+                self._add_problem(
+                    f"jext plugin name {ep.name!r} is declared twice: {other.label()} is "
+                    f"ignored, {known.label()} is loaded",
+                    None,
                 )
                 continue
-            if ep.name in blocked or (only is not None and ep.name not in only):
-                why = ENV_DISABLE_PLUGINS if ep.name in blocked else ENV_PLUGINS
-                self._plugins[ep.name] = _Plugin(
-                    ep.name, ep.dist, status="disabled", error=f"disabled by {why}"
-                )
-                continue
-            self._add_plugin(ep.name, ep.dist, ep.load)
+            # Disabled plugins still hold their namespaces: switches never move ownership.
+            entry = _Plugin(
+                ep.name,
+                ep.dist,
+                module_name=_module_of(ep.value),
+                claimed=self._claims(ep.name, found.namespaces.get(ep.name, ())),
+            )
+            why = (
+                ENV_DISABLE_AUTOLOAD
+                if not autoload
+                else ENV_DISABLE_PLUGINS
+                if ep.name in blocked
+                else ENV_PLUGINS
+                if only is not None and ep.name not in only
+                else None
+            )
+            if why is not None:
+                entry.status, entry.error = "disabled", f"disabled by {why}"
+            else:
+                entry.loader = ep.load
+            self._plugins[ep.name] = entry
 
-    def _add_plugin(
-        self, name: str, dist: Distribution | None, load: Callable[[], object]
-    ) -> _Plugin:
-        entry = _Plugin(name, dist)
-        self._plugins[name] = entry
+    def _settle_claims(self) -> None:
+        owners, errors = _settle(
+            [(p.name, p.claimed, p.core) for p in self._plugins.values()], self._owner_label
+        )
+        self._owners = owners
+        for plugin in self._plugins.values():
+            plugin.owned = tuple(sorted(ns for ns, o in owners.items() if o == plugin.name))
+            plugin.claim_error = errors.get(plugin.name)
+
+    def _settle_late(self, plugin: _Plugin) -> None:
+        """A plugin registered after loading: it takes only namespaces nobody owns."""
+        for ns in plugin.claimed:
+            taken = [o for o in (ns, *_namespaces_of(ns)) if o in self._owners]
+            if taken:
+                owner = self._owner_label(self._owners[taken[0]])
+                self._fail(plugin, f"claims namespace {ns!r}, which belongs to {owner}")
+                return
+        self._owners.update(dict.fromkeys(plugin.claimed, plugin.name))
+        plugin.owned = tuple(sorted(plugin.claimed))
+
+    def _import(self, entry: _Plugin) -> None:
+        load, entry.loader = entry.loader, None
+        if load is None:
+            return
         try:
             entry.module = load()
         except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as err:  # a plugin's import must never abort jext's
-            self._fail(entry, f"import failed: {type(err).__name__}: {err}")
-            return entry
+            self._fail(entry, f"import failed: {type(err).__name__}: {err}", err)
+            return
         try:
             entry.impls = self._hook_impls(entry.module)
         except _InvalidPlugin as err:
             self._fail(entry, str(err))
-        return entry
 
     def _hook_impls(
         self, plugin: object
@@ -283,9 +579,20 @@ class Registry:
             if not isinstance(opts, dict):
                 continue
             hook = opts.get("specname") or attr
+            # jext calls each hook itself, once per plugin in name order: pluggy's
+            # wrappers and ordering would be silently skipped, so they are refused.
+            unsupported = [o for o in _UNSUPPORTED_HOOK_OPTIONS if opts.get(o)]
+            if unsupported:
+                options = ", ".join(f"{o}=True" for o in unsupported)
+                raise _InvalidPlugin(
+                    f"hook implementation {attr} ({hook}) uses pluggy's {options}, which "
+                    "jext does not support: jext calls every plugin's hook once, in order of "
+                    "plugin name, with no wrappers; remove the option"
+                )
             spec_args = self._spec_args.get(hook)
             if spec_args is None:
-                unknown.append(hook)
+                if not opts.get("optionalhook"):
+                    unknown.append(hook)
                 continue
             argnames = _required_args(value)
             extra = [a for a in argnames if a not in spec_args]
@@ -301,6 +608,8 @@ class Registry:
         return impls
 
     def _run_hooks(self, plugins: Sequence[_Plugin]) -> None:
+        # In order of plugin name, whether registered in code or by entry point.
+        plugins = sorted(plugins, key=lambda p: p.name)
         for phase in self._phases:
             for plugin in plugins:
                 if plugin.status != "loaded":
@@ -311,9 +620,13 @@ class Registry:
                 except (KeyboardInterrupt, GeneratorExit):
                     raise
                 except BaseException as err:  # isolate the plugin, keep the others
-                    self._fail(plugin, f"{phase.hook} raised {type(err).__name__}: {err}")
+                    self._fail(plugin, f"{phase.hook} raised {type(err).__name__}: {err}", err)
                     continue
-                cause = phase.commit(plugin, registrar.staged())
+                try:
+                    cause = phase.commit(plugin, registrar.staged())
+                except _Refused as refused:
+                    self._fail(plugin, f"{phase.hook}: {refused}", refused.__cause__)
+                    continue
                 if cause is not None:
                     self._fail(plugin, f"{phase.hook}: {cause}")
         for plugin in plugins:
@@ -325,18 +638,95 @@ class Registry:
             function, argnames = impl
             function(**dict.fromkeys(argnames, registrar))
 
-    def _fail(self, plugin: _Plugin, cause: str) -> None:
+    def _fail(self, plugin: _Plugin, cause: str, err: BaseException | None = None) -> None:
+        if plugin.status == "error":  # reported once, with its first cause
+            return
         plugin.status = "error"
-        plugin.error = cause.splitlines()[0] if cause else "failed"
-        self._problems.append(f"jext {plugin.label()}: {plugin.error}")
+        first = cause.splitlines()[0] if cause else "failed"
+        plugin.error = first + (_where(err) if err is not None else "")
+        self._add_problem(f"jext {plugin.label()}: {plugin.error}", err)
 
-    def _report(self, problems: list[str]) -> None:
-        if not problems:
+    def _add_problem(self, line: str, err: BaseException | None) -> None:
+        self._problems.append(line)
+        self._causes.append(err)
+
+    def _report(self) -> None:
+        if not self._problems:
             return
         if _env_flag(os.environ.get(ENV_STRICT)):
-            raise PluginError("\n".join(problems))
-        for line in problems:
-            warnings.warn(line, PluginWarning, stacklevel=4)
+            cause = next((c for c in self._causes if c is not None), None)
+            raise PluginError("\n".join(self._problems)) from cause
+        with self._lock:
+            for i in range(self._delivered, len(self._problems)):
+                try:
+                    warnings.warn(self._problems[i], PluginWarning, stacklevel=4)
+                except PluginWarning as err:
+                    # A filter made it an error (-W error): raise every failure not yet
+                    # delivered, now and on each later call, never a silent partial registry.
+                    rest = self._problems[i:]
+                    cause = next((c for c in self._causes[i:] if c is not None), None)
+                    if len(rest) == 1 and cause is None:
+                        raise
+                    raise PluginWarning("\n".join(rest)) from cause or err
+                self._delivered = i + 1
+
+    # --- namespaces --------------------------------------------------------------------------
+
+    def _owner_of(self, name: str) -> tuple[str, str] | None:
+        """``(namespace, plugin)`` owning ``name``, innermost namespace first; None if none."""
+        for ns in _namespaces_of(name):
+            owner = self._owners.get(ns)
+            if owner is not None:
+                return ns, owner
+        return None
+
+    def _check_namespace(self, plugin: _Plugin, name: str, what: str) -> str | None:
+        owner = self._owner_of(name)
+        if owner is not None and owner[1] == plugin.name:
+            return None
+        mine = list(plugin.owned)
+        if owner is None:
+            return (
+                f"{what} {name!r} is outside its namespaces {mine}, and no plugin owns "
+                f"{_namespaces_of(name)[-1]!r}: declare the namespace (entry-point group "
+                f"{NAMESPACE_GROUP!r}, see docs/plugins.md)"
+            )
+        ns, other = owner
+        return (
+            f"{what} {name!r} is in namespace {ns!r}, which belongs to "
+            f"{self._owner_label(other)}; {plugin.name!r} may define names only in {mine}"
+        )
+
+    def definition_may_replace(self, name: str, known_module: str, new_module: str) -> bool:
+        """Whether a primitive defined in ``new_module`` replaces one of ``known_module``.
+
+        True when ``new_module`` is in the package of the plugin that owns ``name``'s
+        namespace and ``known_module`` is not, so an impostor imported first never keeps
+        an owner from defining its own names.  Read from metadata (no plugin is imported).
+        """
+        # Read afresh: rare (two definitions of one name), and sys.path may have grown.
+        owner = self._metadata_owner_package(_discover(self._group), name)
+        if owner is None:
+            return False
+
+        def inside(module: str) -> bool:
+            return module == owner or module.startswith(owner + ".")
+
+        return inside(new_module) and not inside(known_module)
+
+    def _metadata_owner_package(self, found: _Discovery, name: str) -> str | None:
+        claims: list[tuple[str, tuple[str, ...], bool]] = [
+            (n, ns, True) for n, _, ns in _CORE_PLUGINS
+        ]
+        claims += [(ep.name, self._claims(ep.name, found.namespaces.get(ep.name, ())), False)
+                   for ep in found.plugins]  # fmt: skip
+        owners, _ = _settle(claims, repr)
+        modules = {n: m for n, m, _ in _CORE_PLUGINS}
+        modules.update((ep.name, _module_of(ep.value)) for ep in found.plugins)
+        for ns in _namespaces_of(name):
+            if ns in owners:
+                return modules[owners[ns]].split(".")[0]
+        return None
 
     # --- committing what a plugin registered -------------------------------------------------
 
@@ -350,6 +740,9 @@ class Registry:
         """Commit ``staged`` items by name into ``table``, all or none; a clash is the cause."""
         seen: set[str] = set()
         for item in staged:
+            cause = self._check_namespace(plugin, item.name, what)
+            if cause is not None:
+                return cause
             owner = table.get(item.name)
             if owner is not None:
                 by = self._owner_label(owner.plugin)
@@ -374,7 +767,7 @@ class Registry:
                 try:
                     owner.item.validate_lowering(low.rule, platform=low.platform, raw=low.raw)
                 except Exception as err:
-                    return str(err)
+                    raise _Refused(str(err)) from err
         self._lowerings.extend(staged)
         self._apply_lowerings()
         return None
@@ -382,15 +775,47 @@ class Registry:
     def _apply_lowerings(self) -> None:
         for i, low in enumerate(self._lowerings):
             owner = self._primitives.get(low.primitive)
+            vendor = self._plugins.get(low.plugin)
             if i in self._applied_lowerings or owner is None:
                 continue
             self._applied_lowerings.add(i)
+            if vendor is not None and vendor.status == "error":
+                continue  # a failed plugin's rules are not applied
             try:
                 owner.item.def_lowering(low.rule, platform=low.platform, raw=low.raw)
-            except Exception as err:  # a rule that waited for its primitive and does not fit it
-                vendor = self._plugins.get(low.plugin)
-                if vendor is not None:
-                    self._fail(vendor, f"jext_register_lowerings: {err}")
+            except Exception as err:  # a rule that waited for its primitive, or came too late:
+                if vendor is not None:  # the vendor's fault, never the primitive owner's
+                    self._fail(vendor, f"jext_register_lowerings: {err}", err)
+
+    def _commit_ffi_targets(self, plugin: _Plugin, staged: list[FfiTarget]) -> str | None:
+        """Register ``staged`` handlers with XLA, all or none; a name clash is the cause."""
+        seen: set[tuple[str, str]] = set()
+        for target in staged:
+            key = (target.name, target.platform)
+            owner = self._ffi_targets.get(key)
+            if owner is not None and owner.plugin != plugin.name:
+                by = self._owner_label(owner.plugin)
+                return (
+                    f"FFI target {target.name!r} on {target.platform} is already registered by {by}"
+                )
+            if key in seen:
+                return f"FFI target {target.name!r} on {target.platform} registered twice"
+            seen.add(key)
+        if not staged:
+            return None
+        import jax.ffi  # only once a plugin has native handlers
+
+        for target in staged:
+            try:
+                jax.ffi.register_ffi_target(
+                    target.name, target.handler, platform=target.platform, api_version=1
+                )
+                if target.batch_partitionable:
+                    jax.ffi.register_ffi_target_as_batch_partitionable(target.name)
+            except Exception as err:  # XLA refused it: report, as for any plugin fault
+                return f"XLA refused FFI target {target.name!r} on {target.platform}: {err}"
+            self._ffi_targets[(target.name, target.platform)] = Owned(target, plugin.name)
+        return None
 
     def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         return self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
@@ -398,10 +823,10 @@ class Registry:
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         if not staged:
             return None
-        from jext.scipy._scopes import jax_names  # jext.scipy imports this module
+        from jext.scipy._scopes import in_jax  # jext.scipy imports this module
 
         for wrapper in staged:
-            if wrapper.replaces_jax is None and wrapper.name in jax_names(wrapper.scope):
+            if wrapper.replaces_jax is None and in_jax(wrapper.scope, wrapper.name):
                 return (
                     f"jax.scipy.{wrapper.scope}.{wrapper.name} exists; a plugin replaces it "
                     "only by saying why (ScipyWrapper(replaces_jax=...))"
@@ -431,21 +856,49 @@ class Registry:
         owned = self._primitives.get(name)
         if owned is None:
             raise UnknownNameError(
-                f"no registered primitive is named {name!r}."
+                f"no registered primitive is named {name!r}.{self.broken_owner_hint(name)}"
                 f"{close_matches(name, self._primitives)} See `jext list` for what is installed."
             )
         return owned.item
 
+    def broken_owner_hint(self, name: str) -> str:
+        """`` Its namespace's owner, plugin 'x' (...), failed: why.`` or an empty string."""
+        owner = self._owner_of(name)
+        entry = self._plugins.get(owner[1]) if owner is not None else None
+        if entry is None or entry.status == "loaded":
+            return ""
+        return f" Its namespace's owner, {entry.label()}, is {entry.status}: {entry.error}."
+
     def rng_impls(self) -> Mapping[str, Owned[Any]]:
         self.load()
         return MappingProxyType(dict(sorted(self._rng_impls.items())))
+
+    def rng_impl(self, name: str) -> Owned[Any] | None:
+        """The RNG implementation ``name``, or None.
+
+        A name in jext's own namespace needs only jext's core: no plugin is loaded for it,
+        so the bundled generators work whatever the plugin switches say.
+        """
+        if _namespaces_of(name)[-1:] == [CORE_NAMESPACE]:
+            self._load_core()
+            found = self._rng_impls.get(name)
+            if found is not None:
+                return found
+        self.load()
+        return self._rng_impls.get(name)
+
+    def ffi_targets(self) -> Mapping[tuple[str, str], Owned[FfiTarget]]:
+        """Every registered FFI handler by ``(target name, platform)``, and its plugin."""
+        self.load()
+        return MappingProxyType(dict(sorted(self._ffi_targets.items())))
 
     def scipy_wrappers(self) -> Mapping[tuple[str, str], Sequence[Owned[Any]]]:
         self.load()
         return MappingProxyType({k: tuple(v) for k, v in sorted(self._scipy.items())})
 
     def plugins(self) -> list[PluginInfo]:
-        self.load()
+        """Every plugin with its status; failures are data here, not warnings or errors."""
+        self._ensure_loaded()
         with self._lock:
             notes: dict[str, list[str]] = {}
             for i, low in enumerate(self._lowerings):
@@ -455,16 +908,27 @@ class Registry:
                         f"{low.platform or 'every platform'}: no loaded plugin defines it"
                     )
             return [
-                PluginInfo(p.name, *p.dist_info(), p.status, p.error, tuple(notes.get(p.name, ())))
+                PluginInfo(
+                    p.name,
+                    *p.dist_info(),
+                    p.status,
+                    p.error,
+                    tuple(notes.get(p.name, ())),
+                    namespaces=p.owned,
+                    core=p.core,
+                )
                 for p in sorted(self._plugins.values(), key=lambda p: p.name)
             ]
 
     def problems(self) -> list[str]:
-        self.load()
+        """Every failure, one line each (as warned)."""
+        self._ensure_loaded()
         return list(self._problems)
 
 
 _REGISTRY: Final = Registry()
+# The process-wide definitions table asks the registry who owns a contested name.
+_primitive.set_definition_arbiter(_REGISTRY.definition_may_replace)
 
 
 def registry() -> Registry:
@@ -481,13 +945,17 @@ def load_plugins() -> None:
     _REGISTRY.load()
 
 
-def register_plugin(plugin: object, name: str | None = None) -> None:
+def register_plugin(
+    plugin: object, name: str | None = None, *, namespaces: Sequence[str] = ()
+) -> None:
     """Register a plugin in code, e.g. with ``JEXT_DISABLE_PLUGIN_AUTOLOAD=1``.
 
     ``plugin`` is a module or object with ``@jext.hookimpl`` functions; ``name``
-    defaults to its ``__name__``.
+    defaults to its ``__name__``.  It owns the namespace of its name (``-`` as ``_``)
+    and ``namespaces``; its names must lie in them (see docs/plugins.md).  Its hooks run
+    with the entry-point plugins', in order of plugin name.
     """
-    _REGISTRY.register(plugin, name)
+    _REGISTRY.register(plugin, name, namespaces=namespaces)
 
 
 def primitives() -> Mapping[str, Primitive[..., Any]]:
@@ -495,8 +963,12 @@ def primitives() -> Mapping[str, Primitive[..., Any]]:
     return _REGISTRY.primitives()
 
 
-def get_primitive(name: str) -> Primitive[..., Any]:
-    """The registered primitive ``name``; :class:`jext.UnknownNameError` (a KeyError) if none."""
+def get_primitive(name: str) -> Primitive[..., jax.Array]:
+    """The registered primitive ``name``; :class:`jext.UnknownNameError` (a KeyError) if none.
+
+    Typed to return ``jax.Array``; ``jext stubgen`` gives each installed name its exact
+    signature (a primitive returning a pytree, for one).
+    """
     return _REGISTRY.get_primitive(name)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from jext._registrars import (
+    FfiTargetRegistrar,
     LoweringRegistrar,
     PrimitiveRegistrar,
     RngImplRegistrar,
@@ -24,13 +25,21 @@ from jext._registrars import (
 from jext.hookspecs import hookimpl
 
 __all__ = [
+    "register_ffi_targets",
     "register_lowerings",
     "register_primitives",
     "register_rng_impls",
     "register_scipy_wrappers",
 ]
 
-R = TypeVar("R", PrimitiveRegistrar, LoweringRegistrar, RngImplRegistrar, ScipyRegistrar)
+R = TypeVar(
+    "R",
+    PrimitiveRegistrar,
+    FfiTargetRegistrar,
+    LoweringRegistrar,
+    RngImplRegistrar,
+    ScipyRegistrar,
+)
 
 
 def _mark(hook: str, function: Callable[[R], None]) -> Callable[[R], None]:
@@ -48,6 +57,13 @@ def register_primitives(
 ) -> Callable[[PrimitiveRegistrar], None]:
     """Implement ``jext_register_primitives``: ``function(registry)`` adds primitives."""
     return _mark("jext_register_primitives", function)
+
+
+def register_ffi_targets(
+    function: Callable[[FfiTargetRegistrar], None],
+) -> Callable[[FfiTargetRegistrar], None]:
+    """Implement ``jext_register_ffi_targets``: ``function(registry)`` adds FFI handlers."""
+    return _mark("jext_register_ffi_targets", function)
 
 
 def register_lowerings(

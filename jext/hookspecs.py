@@ -16,22 +16,34 @@ distribution's ``[project.entry-points.jext]`` table::
 
 jext imports plugins lazily, the first time anything reads the registry
 (:func:`jext.load_plugins`, :func:`jext.primitives`, ``jext list``, ...), never at
-``import jext``.  Loading runs in phases, each over every loaded plugin in order of
-plugin name before the next phase starts:
+``import jext``.  jext's core plugin ``jext-rng`` (namespace ``jext``) goes first, whatever
+the plugin switches say.  Then loading runs in phases, each over every loaded plugin
+(entry-point and code-registered alike) in order of plugin name before the next phase
+starts:
 
-1. import every plugin module;
+1. settle namespace ownership from the installed metadata, then import every plugin
+   module (a plugin whose claim failed is not imported);
 2. :func:`jext_register_primitives`;
-3. :func:`jext_register_lowerings` (so a rule finds its primitive whatever plugin
+3. :func:`jext_register_ffi_targets` (native handlers, after the primitives so that a
+   primitive whose handler fails to load stays registered with its other rules);
+4. :func:`jext_register_lowerings` (so a rule finds its primitive whatever plugin
    defines it);
-4. :func:`jext_register_rng_impls`;
-5. :func:`jext_register_scipy_wrappers`.
+5. :func:`jext_register_rng_impls`;
+6. :func:`jext_register_scipy_wrappers`.
 
 Each hook is called once per plugin with a registrar of its own, so jext knows which
 plugin registered what.  What a plugin registers in one hook is committed only if the
 hook returns normally and nothing in it is invalid or already owned by another plugin;
 otherwise none of it is, the plugin's status becomes ``error`` with a one-line reason,
 and every other plugin carries on.  Hooks return nothing; their return values are
-ignored.
+ignored.  pluggy's ``wrapper``, ``hookwrapper``, ``tryfirst`` and ``trylast`` options are
+refused at load (jext calls each hook itself, once per plugin, in name order).
+
+Names are owned by namespace: a primitive or RNG implementation ``"<ns>.<name>"`` must lie
+in a namespace the plugin owns, by its entry-point name (``jext-mylib`` owns
+``jext_mylib``) or declared in the ``jext.namespaces`` entry-point group
+(``mylib = "jext_mylib"``).  Vendor lowerings may target any primitive; SciPy wrappers
+carry SciPy's names and are not namespaced.  See docs/plugins.md.
 """
 
 from __future__ import annotations
@@ -42,6 +54,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from jext._registrars import (
+        FfiTargetRegistrar,
         LoweringRegistrar,
         PrimitiveRegistrar,
         RngImplRegistrar,
@@ -52,6 +65,7 @@ __all__ = [
     "PROJECT_NAME",
     "hookimpl",
     "hookspec",
+    "jext_register_ffi_targets",
     "jext_register_lowerings",
     "jext_register_primitives",
     "jext_register_rng_impls",
@@ -81,13 +95,31 @@ def jext_register_primitives(registry: PrimitiveRegistrar) -> None:
 
 
 @hookspec
+def jext_register_ffi_targets(registry: FfiTargetRegistrar) -> None:
+    """Register the plugin's native XLA FFI handlers with ``registry.add(name, handler)``.
+
+    Called once per plugin, in phase 3: after every plugin's primitives, before any
+    lowering hook.  ``registry.add(name, handler, platform="cpu" | "cuda" | "rocm",
+    batch_partitionable=False)`` takes a PyCapsule from a compiled extension module, or a
+    ``ctypes`` function from ``registry.load_library(path)``.  Load libraries and import
+    extension modules here, not at module level: nothing native is loaded at ``import
+    jext``, and a library that fails to load (``load_library`` raises
+    :class:`jext.RegistrationError` naming it and the OS error) fails this plugin in one
+    line while its primitives stay registered and their other platforms' rules keep
+    working.  Register only the handlers that were built (e.g. skip CUDA ones on a machine
+    built without ``nvcc``); a lowering rule (:func:`jext.lowering.ffi_rule`) exports
+    without its handler, and needs it only to run.
+    """
+
+
+@hookspec
 def jext_register_lowerings(registry: LoweringRegistrar) -> None:
     """Add platform lowering rules to primitives, usually ones another package defines.
 
     ``registry.add_lowering(name, rule, platform=...)`` with ``platform`` one of
     ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"gpu"``, ``"tpu"`` or None; ``rule`` as for
     :meth:`jext.Primitive.def_lowering` (``raw=True`` for an MLIR rule).  Called in
-    phase 3, after every plugin's primitives are registered.  A rule for a primitive
+    phase 4, after every plugin's primitives and FFI targets.  A rule for a primitive
     no loaded plugin defines is kept as *unused*: ``jext list`` shows it as a note and
     the plugin stays ``loaded``; it is applied if that primitive is registered later.
     """
@@ -100,7 +132,7 @@ def jext_register_lowerings(registry: LoweringRegistrar) -> None:
 def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
     """Register typed-key PRNG implementations with ``registry.add(impl)``.
 
-    Called in phase 4.  ``impl`` is a :class:`jext.random.RngImpl`; its name (namespaced
+    Called in phase 5.  ``impl`` is a :class:`jext.random.RngImpl`; its name (namespaced
     ``"<lib>.<rng>"``) becomes usable as ``jext.random.key(seed, impl=name)``.
     """
 
@@ -112,7 +144,7 @@ def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
 def jext_register_scipy_wrappers(registry: ScipyRegistrar) -> None:
     """Register JAX versions of SciPy functions with ``registry.add(wrapper)``.
 
-    Called in phase 5.  ``wrapper`` is a :class:`jext.scipy.ScipyWrapper` naming its
+    Called in phase 6.  ``wrapper`` is a :class:`jext.scipy.ScipyWrapper` naming its
     scope (``"special"``, ``"stats"``, ...), its name there and the SciPy function it
     mirrors; it becomes ``jext.scipy.<scope>.<name>``.
     """

@@ -20,11 +20,12 @@ class Package:
     entry_point: str  # plugin name
     module: str
     source: str
+    namespaces: tuple[str, ...] = ()  # declared in the "jext.namespaces" entry-point group
 
 
-def _pkg(dist: str, source: str) -> Package:
+def _pkg(dist: str, source: str, namespaces: tuple[str, ...] = ()) -> Package:
     module = dist.replace("-", "_")
-    return Package(dist, dist.removeprefix("jext-"), module, textwrap.dedent(source))
+    return Package(dist, dist.removeprefix("jext-"), module, textwrap.dedent(source), namespaces)
 
 
 GOOD = _pkg(
@@ -44,10 +45,129 @@ GOOD = _pkg(
     def jext_register_primitives(registry):
         registry.add(double)
     """,
+    namespaces=("faultgood",),  # its name gives it "fault_good"; it defines "faultgood.*"
+)
+
+# The owner of namespace "mytrial" (its plugin name), with a primitive, an RNG and a wrapper.
+MYTRIAL = _pkg(
+    "jext-mytrial",
+    """
+    import dataclasses
+    import jext
+    import jext.rng_impls
+    from jext.scipy import Domain, ScipyWrapper
+
+    @jext.primitive("mytrial.shift")
+    def shift(x, /):
+        return x + 1
+
+    SPLITMIX = dataclasses.replace(jext.rng_impls.PHILOX4X64, name="mytrial.philox")
+
+    def mytrial_exprel(x):
+        return x
+
+    @jext.hookimpl
+    def jext_register_primitives(registry):
+        registry.add(shift)
+
+    @jext.hookimpl
+    def jext_register_rng_impls(registry):
+        registry.add(SPLITMIX)
+
+    @jext.hookimpl
+    def jext_register_scipy_wrappers(registry):
+        registry.add(ScipyWrapper(scope="special", name="mytrial_exprel",
+                                  mirrors="scipy.special.exprel", function=mytrial_exprel,
+                                  domains=(Domain(((0.0, 1.0),)),)))
+    """,
 )
 
 # The fault catalog: one distribution per way a plugin can break.
 FAULTS: dict[str, tuple[Package, str]] = {
+    # Sorts before its victim and defines the victim's name at import.
+    "namespace_impostor": (
+        _pkg(
+            "jext-aaa-clash",
+            """
+            import jext
+
+            @jext.primitive("mytrial.shift")
+            def shift(x, /):
+                return x - 1
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                registry.add(shift)
+            """,
+        ),
+        "primitive 'mytrial.shift' is in namespace 'mytrial', which belongs to plugin "
+        "'mytrial' (distribution jext-mytrial 0.1.0)",
+    ),
+    "namespace_claim": (
+        _pkg("jext-fault-claim", "import jext\n", namespaces=("fault_good",)),
+        "claims namespace 'fault_good', which belongs to plugin 'fault-good' "
+        "(distribution jext-fault-good 0.1.0)",
+    ),
+    "outside_namespace": (
+        _pkg(
+            "jext-fault-outside",
+            """
+            import jext
+
+            @jext.primitive("elsewhere.op")
+            def op(x, /):
+                return x
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                registry.add(op)
+            """,
+        ),
+        "primitive 'elsewhere.op' is outside its namespaces ['fault_outside'], and no plugin "
+        "owns 'elsewhere'",
+    ),
+    "rng_in_core_namespace": (
+        _pkg(
+            "jext-fault-corerng",
+            """
+            import dataclasses
+            import jext
+            import jext.rng_impls
+
+            @jext.hookimpl
+            def jext_register_rng_impls(registry):
+                registry.add(dataclasses.replace(jext.rng_impls.PHILOX4X64, name="jext.mine"))
+            """,
+        ),
+        "RNG implementation 'jext.mine' is in namespace 'jext', which belongs to plugin "
+        "'jext-rng' (core of jext",
+    ),
+    "pluggy_wrapper": (
+        _pkg(
+            "jext-fault-wrapper",
+            """
+            import jext
+
+            @jext.hookimpl(wrapper=True)
+            def jext_register_primitives(registry):
+                yield
+            """,
+        ),
+        "uses pluggy's wrapper=True, which jext does not support",
+    ),
+    "pluggy_tryfirst": (
+        _pkg(
+            "jext-fault-tryfirst",
+            """
+            import jext
+
+            @jext.hookimpl(tryfirst=True)
+            def jext_register_primitives(registry):
+                pass
+            """,
+        ),
+        "uses pluggy's tryfirst=True, which jext does not support",
+    ),
     "import_error": (
         _pkg("jext-fault-import", "import jext\nraise ImportError('needs libfoo 2.0')\n"),
         "import failed: ImportError: needs libfoo 2.0",
@@ -94,8 +214,8 @@ FAULTS: dict[str, tuple[Package, str]] = {
                 registry.add(double)  # jext-fault-good owns it: plugins load by name
             """,
         ),
-        "primitive 'faultgood.double' is already registered by plugin 'fault-good' "
-        "(distribution jext-fault-good 0.1.0)",
+        "primitive 'faultgood.double' is in namespace 'faultgood', which belongs to plugin "
+        "'fault-good' (distribution jext-fault-good 0.1.0)",
     ),
     "misspelled_hook": (
         _pkg(
@@ -139,6 +259,36 @@ FAULTS: dict[str, tuple[Package, str]] = {
             """,
         ),
         "jax.scipy.special.erfc exists; a plugin replaces it only by saying why",
+    ),
+    "ffi_library_missing": (
+        _pkg(
+            "jext-fault-ffi",
+            """
+            from pathlib import Path
+
+            import jax.numpy as jnp
+            import jext
+            import jext.lowering
+
+            @jext.primitive("faultffi.twice")
+            def twice(x, /):
+                return 2 * x
+
+            twice.def_lowering(
+                jext.lowering.ffi_rule("jext_fault_twice", primitive=twice), platform="cpu"
+            )
+
+            @jext.hookimpl
+            def jext_register_primitives(registry):
+                registry.add(twice)
+
+            @jext.hookimpl
+            def jext_register_ffi_targets(registry):
+                lib = registry.load_library(Path(__file__).with_name("libjext_fault_missing.so"))
+                registry.add("jext_fault_twice", lib.Twice)
+            """,
+        ),
+        "cannot load FFI library",
     ),
     "bad_lowering_platform": (
         _pkg(
@@ -197,7 +347,7 @@ READS_AT_IMPORT = _pkg(
 
     VALUE = float(special.erf(0.5))
 
-    @jext.primitive("readsatimport.identity")
+    @jext.primitive("reads_at_import.identity")
     def identity(x, /):
         return x
 
@@ -219,7 +369,7 @@ UNUSED_LOWERING = _pkg(
 )
 
 # READS_AT_IMPORT stays out: imported in-process it would load the process-wide registry.
-ALL = [GOOD, UNUSED_LOWERING, SCIPY_A, SCIPY_B, *(pkg for pkg, _ in FAULTS.values())]
+ALL = [GOOD, MYTRIAL, UNUSED_LOWERING, SCIPY_A, SCIPY_B, *(pkg for pkg, _ in FAULTS.values())]
 
 
 def build_and_install(packages: list[Package], root: Path) -> Path:
@@ -230,6 +380,7 @@ def build_and_install(packages: list[Package], root: Path) -> Path:
         src = root / "src" / pkg.dist
         src.mkdir(parents=True)
         (src / f"{pkg.module}.py").write_text(pkg.source)
+        namespaces = "".join(f'\n{ns} = "{pkg.module}"' for ns in pkg.namespaces)
         (src / "pyproject.toml").write_text(
             textwrap.dedent(
                 f"""
@@ -244,10 +395,12 @@ def build_and_install(packages: list[Package], root: Path) -> Path:
                 [project.entry-points.jext]
                 {pkg.entry_point} = "{pkg.module}"
 
+                [project.entry-points."jext.namespaces"]{{namespaces}}
+
                 [tool.setuptools]
                 py-modules = ["{pkg.module}"]
                 """
-            )
+            ).replace("{namespaces}", namespaces)
         )
         paths.append(str(src))
     subprocess.run(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -184,16 +182,3 @@ def test_cli_check_exit_code_and_unknown_names(capsys: pytest.CaptureFixture[str
     assert cli_main(["check", "example.nope", "-q"]) == 2
     assert "nothing registered is named 'example.nope'" in capsys.readouterr().err
     assert cli_main(["check", "--checks", "bogus", "-q"]) == 2
-
-
-def test_pytest_plugin_generates_a_test_per_primitive_and_check(tmp_path: Any) -> None:
-    (tmp_path / "test_conf.py").write_text(
-        "from jext.testing import test_jext_conformance  # noqa: F401\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--jext-check", "example.cumsum", str(tmp_path / "test_conf.py")],
-        capture_output=True, text=True, check=False, cwd=tmp_path,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert f"{len(jext.testing.PRIMITIVE_CHECKS)} passed" in result.stdout

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jext
+import jext.lowering
 from jext.primitives import defined_primitives
 from tests import prims
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import jext
+import jext.lowering
 import jext.random
 from jext._registry import Registry
 from tests import plugin_packages as pp
@@ -75,6 +77,26 @@ def test_each_fault_is_isolated_and_reported_in_one_line(
     np.testing.assert_allclose(double(jnp.ones(2)), 2 * np.ones(2))
 
 
+def test_a_missing_ffi_library_names_itself_and_the_os_error(
+    catalog_registry: tuple[Registry, list[str]],
+) -> None:
+    registry, _ = catalog_registry
+    info = {p.name: p for p in registry.plugins()}
+    error = info["fault-ffi"].error or ""
+    assert "libjext_fault_missing.so: cannot open shared object file: No such file" in error
+    # Its primitive stays registered: the other platforms' rules keep working, and the
+    # cpu rule still exports (the handler is needed only to run).
+    twice = registry.get_primitive("faultffi.twice")
+    exported = jext.lowering.export(twice, jnp.ones(3))
+    assert {p: r["faultffi.twice"] for p, r in exported.rules.items()} == {
+        "cpu": "ffi:jext_fault_twice",
+        "cuda": "reference",
+        "rocm": "reference",
+        "tpu": "reference",
+    }
+    assert ("jext_fault_twice", "cpu") not in registry.ffi_targets()
+
+
 def test_unused_lowering_is_a_note_not_an_error(
     catalog_registry: tuple[Registry, list[str]],
 ) -> None:
@@ -100,7 +122,7 @@ def test_a_plugin_may_read_the_registry_while_imported(
     result = run_python(code, site, JEXT_STRICT="1")
     assert result.returncode == 0, result.stderr
     prims, statuses = result.stdout.splitlines()
-    assert "'readsatimport.identity'" in prims and "'faultgood.double'" in prims
+    assert "'reads_at_import.identity'" in prims and "'faultgood.double'" in prims
     assert prims.endswith(" 1")  # every plugin imported once, not again from inside
     assert "'reads-at-import': 'loaded'" in statuses
 
@@ -155,13 +177,22 @@ def test_autoload_off_still_takes_plugins_registered_in_code(
     monkeypatch.setenv("JEXT_DISABLE_PLUGIN_AUTOLOAD", "1")
     registry = Registry()
     assert load(registry) == []
-    assert registry.plugins() == []
+    status = {p.name: p.status for p in registry.plugins()}
+    assert status.pop("jext-rng") == "loaded"  # core
+    assert set(status.values()) == {"disabled"}  # listed, never imported
     import jext_fault_good
 
-    registry.register(jext_fault_good, name="good-in-code")
-    (info,) = registry.plugins()
-    assert (info.name, info.distribution, info.status) == ("good-in-code", None, "loaded")
-    assert registry.primitives()["faultgood.double"] is jext_fault_good.double
+    # Entry point fault-good is disabled but still owns "faultgood": switches never move
+    # ownership, so the same module registered in code under another name is refused...
+    with pytest.warns(jext.PluginWarning, match="belongs to plugin 'fault-good'"):
+        registry.register(jext_fault_good, name="good-in-code", namespaces=["faultgood"])
+    # ...and under the entry point's own namespace-less name it registers nothing foreign.
+    registry.register(SimpleNamespace(), name="empty-in-code")
+    info = {p.name: p for p in registry.plugins()}
+    assert info["good-in-code"].status == "error"
+    assert (info["empty-in-code"].distribution, info["empty-in-code"].status) == (None, "loaded")
+    assert info["empty-in-code"].namespaces == ("empty_in_code",)
+    assert "faultgood.double" not in registry.primitives()
 
 
 # --- phases and ordering ---------------------------------------------------------------------
@@ -183,7 +214,7 @@ def test_lowering_finds_its_primitive_whatever_the_order() -> None:
         jext_register_primitives=jext.hookimpl(lambda registry: registry.add(prim))
     )
     registry.register(vendor, name="a-vendor")  # registered before the primitive's owner
-    registry.register(owner, name="b-owner")
+    registry.register(owner, name="b-owner", namespaces=["tests"])
     registry.load()
     assert prim.lowering_platforms()["tpu"].endswith("tpu_rule")
     assert all(p.notes == () for p in registry.plugins())
@@ -207,12 +238,13 @@ def test_a_later_primitive_picks_up_an_unused_lowering() -> None:
         name="vendor",
     )
     registry.load()
-    assert registry.plugins()[0].notes
+    assert {p.name: p.notes for p in registry.plugins()}["vendor"]
     registry.register(
         SimpleNamespace(
             jext_register_primitives=jext.hookimpl(lambda registry: registry.add(prim))
         ),
         name="owner",
+        namespaces=["tests"],
     )
     assert prim.lowering_platforms()["rocm"].endswith("rocm_rule")
     assert all(p.notes == () for p in registry.plugins())
@@ -237,15 +269,16 @@ def test_a_waiting_lowering_that_does_not_fit_fails_its_own_plugin() -> None:
                 jext_register_primitives=jext.hookimpl(lambda registry: registry.add(prim))
             ),
             name="late-owner",
+            namespaces=["tests"],
         )
-    status = {p.name: p.status for p in registry.plugins()}
+    status = {p.name: p.status for p in registry.plugins() if not p.core}
     assert status == {"late-owner": "loaded", "misfit-vendor": "error"}
     assert prim.lowering_platforms()["cpu"] == "reference"
 
 
 def test_two_impls_of_one_name_in_one_hook_are_refused() -> None:
     registry = Registry(group="jext-none")
-    impl = jext.random.get_impl("jext.philox4x64")
+    impl = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name="twice_rng.philox")
     registry.register(
         SimpleNamespace(
             jext_register_rng_impls=jext.hookimpl(
@@ -255,10 +288,10 @@ def test_two_impls_of_one_name_in_one_hook_are_refused() -> None:
         name="twice-rng",
     )
     with pytest.warns(
-        jext.PluginWarning, match="RNG implementation 'jext.philox4x64' registered twice"
+        jext.PluginWarning, match="RNG implementation 'twice_rng.philox' registered twice"
     ):
         registry.load()
-    assert dict(registry.rng_impls()) == {}
+    assert list(registry.rng_impls()) == ["jext.chacha20", "jext.philox4x64", "jext.threefry4x64"]
 
 
 def test_registering_a_plugin_name_twice_is_refused() -> None:
@@ -338,3 +371,167 @@ def test_cli_lists_broken_plugins_and_exits_zero(catalog_site: Path) -> None:
     table = run_python("from jext._cli import main; raise SystemExit(main(['list']))", catalog_site)
     assert table.returncode == 0
     assert "fault-import" in table.stdout and "import failed: ImportError" in table.stdout
+
+
+# --- namespaces (issue 12: a plugin could take another plugin's names) ----------------------
+
+
+def test_the_owner_of_a_namespace_loads_whatever_an_impostor_does(
+    catalog_registry: tuple[Registry, list[str]],
+) -> None:
+    registry, _ = catalog_registry
+    import jext_mytrial
+
+    info = {p.name: p for p in registry.plugins()}
+    assert info["mytrial"].status == "loaded" and info["mytrial"].namespaces == ("mytrial",)
+    assert info["aaa-clash"].status == "error"
+    assert registry.get_primitive("mytrial.shift") is jext_mytrial.shift
+    assert registry.rng_impls()["mytrial.philox"].plugin == "mytrial"
+    assert [o.plugin for o in registry.scipy_wrappers()[("special", "mytrial_exprel")]] == [
+        "mytrial"
+    ]
+
+
+@pytest.mark.parametrize("first", ["jext_aaa_clash", "jext_mytrial", "jext"])
+def test_ownership_does_not_depend_on_what_the_user_imported_first(
+    first: str, catalog_site: Path
+) -> None:
+    code = (
+        f"import {first}\n"
+        "import jext, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "print(jext.get_primitive('mytrial.shift').reference.__module__)\n"
+        "print({p.name: p.status for p in jext.plugins()})\n"
+    )
+    # With the owner imported first, the impostor fails at its own import instead.
+    result = run_python(code, catalog_site, JEXT_PLUGINS="mytrial,aaa-clash")
+    assert result.returncode == 0, result.stderr
+    module, statuses = result.stdout.splitlines()
+    assert module == "jext_mytrial"
+    assert "'mytrial': 'loaded'" in statuses and "'aaa-clash': 'error'" in statuses
+
+
+def test_two_plugins_declaring_one_namespace_both_fail_naming_each_other() -> None:
+    registry = Registry(group="jext-none")
+    registry.register(SimpleNamespace(), name="one", namespaces=["shared"])
+    registry.register(SimpleNamespace(), name="two", namespaces=["shared"])
+    registry.register(SimpleNamespace(), name="three", namespaces=["one.inner"])
+    reports = load(registry)
+    info = {p.name: p for p in registry.plugins()}
+    assert "plugin 'two' (registered in code) also claims" in (info["one"].error or "")
+    assert "plugin 'one' (registered in code) also claims" in (info["two"].error or "")
+    assert "inside 'one', which belongs to plugin 'one'" in (info["three"].error or "")
+    assert len(reports) == 3 and all("\n" not in r for r in reports)
+
+
+def test_code_registered_plugins_run_in_name_order() -> None:
+    registry = Registry(group="jext-none")
+    calls: list[str] = []
+
+    def plugin(name: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            jext_register_primitives=jext.hookimpl(lambda registry: calls.append(name + ":p")),
+            jext_register_rng_impls=jext.hookimpl(lambda registry: calls.append(name + ":r")),
+        )
+
+    for name in ("zeta", "alpha", "mu"):
+        registry.register(plugin(name), name=name)
+    registry.load()
+    assert calls == ["alpha:p", "mu:p", "zeta:p", "alpha:r", "mu:r", "zeta:r"]
+
+
+def test_a_missing_name_names_its_broken_owner() -> None:
+    registry = Registry(group="jext-none")
+
+    def broken(registry: Any) -> None:
+        raise RuntimeError("no GPU")
+
+    registry.register(
+        SimpleNamespace(jext_register_primitives=jext.hookimpl(broken)), name="broken-owner"
+    )
+    with pytest.warns(jext.PluginWarning):
+        registry.load()
+    with pytest.raises(jext.UnknownNameError, match=r"owner, plugin 'broken-owner'.*no GPU"):
+        registry.get_primitive("broken_owner.op")
+
+
+# --- strict and warning modes -----------------------------------------------------------------
+
+
+def test_strict_mode_raises_on_every_call_and_chains_the_cause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registry = Registry(group="jext-none")
+
+    def hook(registry: Any) -> None:
+        raise RuntimeError("database unreachable")
+
+    registry.register(SimpleNamespace(jext_register_primitives=jext.hookimpl(hook)), name="db")
+    monkeypatch.setenv("JEXT_STRICT", "1")
+    for _ in range(3):  # never a partial registry, however often asked
+        with pytest.raises(jext.PluginError, match="database unreachable") as info:
+            registry.primitives()
+        assert isinstance(info.value.__cause__, RuntimeError)
+    (plugin,) = [p for p in registry.plugins() if p.name == "db"]
+    assert f"({__file__}:" in (plugin.error or "")  # the plugin's own file and line
+
+
+def test_warnings_once_per_failure_but_never_hidden_by_error_filters(catalog_site: Path) -> None:
+    code = (
+        "import jext, warnings\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('error')\n"
+        "    for _ in range(3):\n"
+        "        try:\n"
+        "            jext.primitives()\n"
+        "            print('silent')\n"
+        "        except jext.PluginWarning as err:\n"
+        "            print('raised', str(err).count('jext plugin'), type(err.__cause__).__name__)\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    jext.primitives(); jext.primitives()\n"
+        "print(len(seen))\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('error')\n"
+        "    jext.primitives()\n"
+        "print('delivered')\n"
+    )
+    result = run_python(code, catalog_site, JEXT_PLUGINS="fault-good,fault-raises,fault-import")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n") == [
+        "raised 2 ImportError",
+        "raised 2 ImportError",
+        "raised 2 ImportError",
+        "2",  # each failure warned once, on the first call that could deliver it
+        "delivered",
+        "",
+    ]
+
+
+# --- core is core --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "switch",
+    [
+        {"JEXT_PLUGINS": "other"},
+        {"JEXT_DISABLE_PLUGINS": "jext-rng"},
+        {"JEXT_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        {},
+    ],
+)
+def test_bundled_rngs_work_whatever_the_switches(
+    switch: dict[str, str], catalog_site: Path
+) -> None:
+    code = (
+        "import sys, jax, jax.numpy as jnp, numpy as np, jext.random\n"
+        "bits = jax.random.bits(jext.random.numpy_philox_key(7), (4,), jnp.uint32)\n"
+        "raw = np.random.Philox(key=7).random_raw(2)\n"
+        "print(np.array_equal(np.asarray(bits), raw.view(np.uint32)))\n"
+        "jext.random.key(0, impl='jext.chacha20'); jext.random.key(0, impl='jext.threefry4x64')\n"
+        "print('jext_fault_good' in sys.modules)\n"  # a core name loads no plugin
+        "print([(p.name, p.status, p.core) for p in jext.plugins() if p.core])\n"
+    )
+    result = run_python(code, catalog_site, **switch)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["True", "False", "[('jext-rng', 'loaded', True)]"]

@@ -9,6 +9,7 @@ from typing import Any
 import jax
 
 from jext import _jax
+from jext.lowering._ffi import ffi_targets
 from jext.primitives._primitive import Primitive, defined_primitives
 
 __all__ = ["ALL_PLATFORMS", "PlatformExport", "export", "primitives_in"]
@@ -70,7 +71,11 @@ def export(
         else _jax.shape_dtype_struct(jax.numpy.shape(a), jax.numpy.result_type(a))
         for a in args
     ]
-    exported = _jax.export(fn, specs, platforms)
+    # FFI and Pallas GPU custom calls are refused by jax.export unless allowed by name:
+    # a jext rule that emits one is deliberate.  The module then runs only where the same
+    # plugin (FFI) or jax version (Pallas) is installed.
+    allowed = (*sorted(ffi_targets()), *_jax.PALLAS_GPU_CUSTOM_CALLS)
+    exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
     used = primitives_in(fn, *specs)
     rules = {
         platform: {prim.name: prim.lowering_platforms().get(platform, "missing") for prim in used}

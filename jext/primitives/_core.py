@@ -120,10 +120,13 @@ class StaticParam:
         self._key = typed_key(value)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, StaticParam) and self._key == other._key
+        if isinstance(other, StaticParam):
+            return self._key == other._key
+        # Equal to the bare value of the same type, so ``eqn.params["beta"] == 2.0`` holds.
+        return bool(self._key == typed_key(other))
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        return hash(self.value)
 
     def __repr__(self) -> str:
         return repr(self.value)

@@ -21,7 +21,7 @@ import numpy as np
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import DefinitionError, DuplicateNameError, PluginError
+from jext._errors import DefinitionError, DuplicateNameError
 from jext.primitives import _abstract, _ad, _batching, _lowering
 from jext.primitives._core import (
     CACHE_SIZE,
@@ -59,6 +59,7 @@ __all__ = [
     "check_platform",
     "defined_primitives",
     "primitive",
+    "set_definition_arbiter",
 ]
 
 P = ParamSpec("P")
@@ -547,12 +548,12 @@ def _load_plugins_once() -> None:
     if _PLUGINS_LOADED.is_set():
         return
     _PLUGINS_LOADED.set()  # first: a plugin that calls a primitive at import must not recurse
-    from jext._registry import load_plugins
+    from jext._registry import registry
 
-    # Plugin code runs outside any trace being built; strict mode's PluginError is raised
-    # again by the registry calls that need it.
-    with _jax.eval_context(), contextlib.suppress(PluginError):
-        load_plugins()
+    # Plugin code runs outside any trace being built; failures are reported (warned, or
+    # raised in strict mode) by the registry calls that read what failed, not by a bind.
+    with _jax.eval_context():
+        registry().load(report=False)
 
 
 def _restore(name: str, module: str | None) -> Primitive[..., Any]:
@@ -569,11 +570,23 @@ def _restore(name: str, module: str | None) -> Primitive[..., Any]:
     return known
 
 
+# (name, known module, new module) -> whether the new definition replaces the known one.
+# jext's registry sets it: the plugin owning a name's namespace may define it even after
+# another module did (an impostor imported first), so import order never decides.
+_arbiter: list[Callable[[str, str, str], bool]] = [lambda name, known, new: False]
+
+
+def set_definition_arbiter(arbiter: Callable[[str, str, str], bool]) -> None:
+    """Let ``arbiter(name, known_module, new_module)`` allow a contested definition."""
+    _arbiter[0] = arbiter
+
+
 def _claim_name(prim: Primitive[..., Any]) -> None:
     """Record ``prim`` under its name; a different definition of the same name is an error.
 
     The same definition (same module and qualified name, as on a module reload or a
-    re-run notebook cell) replaces the earlier one.
+    re-run notebook cell) replaces the earlier one, and so does the definition of the
+    plugin owning the name's namespace (see ``set_definition_arbiter``).
     """
 
     def origin(p: Primitive[..., Any]) -> tuple[str, str]:
@@ -582,7 +595,11 @@ def _claim_name(prim: Primitive[..., Any]) -> None:
 
     with _DEFINITIONS_LOCK:
         known = _DEFINITIONS.get(prim.name)
-        if known is not None and origin(known) != origin(prim):
+        if (
+            known is not None
+            and origin(known) != origin(prim)
+            and not _arbiter[0](prim.name, origin(known)[0], origin(prim)[0])
+        ):
             a, b = origin(known), origin(prim)
             raise DuplicateNameError(
                 f"primitive name {prim.name!r} is already defined by {a[0]}.{a[1]}; "

@@ -22,11 +22,11 @@ def impls() -> list[str]:
 
 def get_impl(name: str) -> RngImpl:
     """The registered implementation ``name``; :class:`jext.UnknownNameError` if none."""
-    owned = registry().rng_impls().get(name)
+    owned = registry().rng_impl(name)
     if owned is None:
         raise UnknownNameError(
-            f"no RNG implementation is named {name!r}.{close_matches(name, impls())} "
-            f"Registered: {impls()}"
+            f"no RNG implementation is named {name!r}.{registry().broken_owner_hint(name)}"
+            f"{close_matches(name, impls())} Registered: {impls()}"
         )
     impl: RngImpl = owned.item
     return impl

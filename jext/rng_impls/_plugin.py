@@ -1,7 +1,9 @@
-"""jext's own RNG implementations, registered the way any plugin registers its own.
+"""jext's own RNG implementations, registered through the same hook any plugin implements.
 
-The entry point ``jext-rng`` (group ``jext``) names this module; the vectors below are
-the published known answers each implementation reproduces (``jext check`` verifies them).
+This module is jext's core plugin ``jext-rng`` (owning the namespace ``jext``): the
+registry loads it whatever the plugin switches say, with no entry point.  The vectors
+below are the published known answers each implementation reproduces (``jext check``
+verifies them).
 """
 
 from __future__ import annotations

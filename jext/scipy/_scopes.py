@@ -25,6 +25,7 @@ __all__ = [
     "ScipyFunction",
     "ScopeEntry",
     "entries",
+    "in_jax",
     "jax_names",
     "lookup",
     "module_dir",
@@ -83,6 +84,15 @@ def jax_names(scope: str) -> dict[str, Any]:
     return out
 
 
+def in_jax(scope: str, name: str) -> bool:
+    """Whether ``jax.scipy.<scope>`` has ``name`` (``"chi2.cdf"``: ``jax.scipy.stats.chi2.cdf``)."""
+    base, _, method = name.partition(".")
+    own = jax_names(scope).get(base)
+    if not method:
+        return own is not None
+    return isinstance(own, types.ModuleType) and callable(getattr(own, method, None))
+
+
 def _preferences() -> dict[tuple[str, str], str]:
     prefs: dict[tuple[str, str], str] = {}
     for item in os.environ.get(ENV_PREFER, "").split(","):
@@ -114,6 +124,14 @@ def lookup(scope: str, name: str) -> ScipyFunction:
         wrapper: ScipyWrapper = winner.item
         return wrapper
     own = jax_names(scope)
+    methods = sorted(
+        n.partition(".")[2]
+        for (s, n) in registry().scipy_wrappers()
+        if s == scope and n.startswith(f"{name}.")
+    )
+    if methods:
+        namespace: ScipyFunction = _distribution(scope, name, methods)
+        return namespace
     if name in own:
         fn: ScipyFunction = own[name]
         return fn
@@ -122,6 +140,25 @@ def lookup(scope: str, name: str) -> ScipyFunction:
         f"module 'jext.scipy.{scope}' has no attribute {name!r}: no installed plugin provides "
         f"it and jax.scipy.{scope} has no such function.{close_matches(name, known)}"
     )
+
+
+def _distribution(scope: str, name: str, methods: Sequence[str]) -> Any:
+    """``jext.scipy.<scope>.<name>`` for a distribution some plugin adds methods to.
+
+    A namespace holding ``jax.scipy.<scope>.<name>``'s own functions and the plugins'
+    ``"<name>.<method>"`` wrappers (which win a name both have only with ``replaces_jax``,
+    as for any other name; ``jext list`` shows it).
+    """
+    namespace = types.SimpleNamespace()
+    base = jax_names(scope).get(name)
+    if isinstance(base, types.ModuleType):
+        for attr in dir(base):
+            obj = getattr(base, attr)
+            if not attr.startswith("_") and callable(obj) and not isinstance(obj, type):
+                setattr(namespace, attr, obj)
+    for method in methods:
+        setattr(namespace, method, lookup(scope, f"{name}.{method}"))
+    return namespace
 
 
 def entries(scope: str | None = None, *, reg: Registry | None = None) -> list[ScopeEntry]:
@@ -147,7 +184,7 @@ def entries(scope: str | None = None, *, reg: Registry | None = None) -> list[Sc
                 )
                 continue
             wrapper: ScipyWrapper = winner.item
-            if name in own:
+            if in_jax(s, name):
                 note = f"replaces jax.scipy.{s}.{name}: {wrapper.replaces_jax}"
                 out.append(ScopeEntry(s, name, "replacement", providers, wrapper.mirrors, note))
             else:
@@ -181,4 +218,4 @@ def module_getattr(scope: str, name: str) -> ScipyFunction:
 
 
 def module_dir(scope: str) -> list[str]:
-    return sorted({e.name for e in entries(scope)})
+    return sorted({e.name.partition(".")[0] for e in entries(scope)})

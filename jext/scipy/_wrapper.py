@@ -47,7 +47,9 @@ class ScipyWrapper:
     **Arguments:**
 
     - ``scope``: the SciPy module it belongs to (``"special"``, ``"stats"``, ...).
-    - ``name``: its name there.
+    - ``name``: its name there; a method of a ``scipy.stats`` distribution is named
+      ``"<distribution>.<method>"`` (``"chi2.ppf"``) and appears as
+      ``jext.scipy.stats.chi2.ppf``, next to ``jax.scipy.stats.chi2``'s own methods.
     - ``mirrors``: the SciPy function it mirrors, ``"scipy.special.ellipk"``.
     - ``function``: the JAX implementation (jit-, vmap- and grad-able; a
       :func:`jext.primitive` where it needs its own JVP or lowering).
@@ -78,8 +80,13 @@ class ScipyWrapper:
 
     def __post_init__(self) -> None:
         where = f"SciPy wrapper {self.scope}.{self.name}"
-        if not (self.scope.isidentifier() and self.name.isidentifier()):
-            raise DefinitionError(f"{where}: scope and name must be Python identifiers")
+        parts = self.name.split(".")
+        named = len(parts) <= 2 and all(map(str.isidentifier, parts))
+        if not (self.scope.isidentifier() and named):
+            raise DefinitionError(
+                f"{where}: scope and name must be Python identifiers, or the name one "
+                "distribution's method (e.g. 'chi2.ppf', as scipy.stats spells it)"
+            )
         if not self.mirrors.startswith("scipy."):
             raise DefinitionError(
                 f"{where}: mirrors must name a SciPy function, got {self.mirrors!r}"

@@ -1,62 +1,126 @@
-"""The pytest plugin (``pytest11`` entry point ``jext``): a test per registered primitive and check.
+"""The pytest plugin's work: one test per registered item this project owns, or as selected.
 
 In a plugin's repository, importing the test function into a test module is all it takes::
 
     from jext.testing import test_jext_conformance  # noqa: F401
 
-Which primitives: ``--jext-check PATTERN`` (repeatable) or the ini option
-``jext_check_primitives`` (glob patterns, default ``*``: every registered primitive).
+By default it checks the project's own plugins (those whose distribution is installed
+from pytest's rootdir, e.g. ``pip install -e .``): their primitives, RNG implementations
+and SciPy wrappers.  ``--jext-check PATTERN`` / ini ``jext_check`` (globs over names) and
+``--jext-plugin NAME`` / ini ``jext_plugins`` select instead.  A selection matching
+nothing is a failed test, never a skip.  The options are registered by the light
+``_jext_pytest`` module, so pytest sessions that never use jext never import JAX.
 """
 
 from __future__ import annotations
 
+import json
 from fnmatch import fnmatch
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
 
-from jext._registry import registry
-from jext.testing._checks import PRIMITIVE_CHECKS, run_check
+from jext._registry import Registry, registry
 
 if TYPE_CHECKING:
     import pytest
 
-__all__ = ["pytest_addoption", "pytest_generate_tests", "test_jext_conformance"]
+__all__ = ["own_plugins", "parametrize", "selected_cases", "test_jext_conformance"]
 
 CASE_FIXTURE = "jext_conformance_case"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini(
-        "jext_check_primitives",
-        "glob patterns of the registered primitives test_jext_conformance checks",
-        type="args",
-        default=["*"],
-    )
-    parser.getgroup("jext").addoption(
-        "--jext-check",
-        action="append",
-        metavar="PATTERN",
-        help="check the registered primitives matching PATTERN (repeatable)",
-    )
+def _installed_from(dist_name: str) -> Path | None:
+    """The local folder a distribution was pip-installed from (PEP 610), or None."""
+    try:
+        text = distribution(dist_name).read_text("direct_url.json")
+    except PackageNotFoundError:
+        return None
+    if not text:
+        return None
+    url = json.loads(text).get("url", "")
+    parsed = urlparse(url)
+    return Path(unquote(parsed.path)).resolve() if parsed.scheme == "file" else None
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if CASE_FIXTURE not in metafunc.fixturenames:
-        return
-    patterns = metafunc.config.getoption("jext_check") or metafunc.config.getini(
-        "jext_check_primitives"
+def own_plugins(rootdir: Path, reg: Registry | None = None) -> list[str]:
+    """The plugins whose distribution was installed from ``rootdir`` or a folder inside it."""
+    rootdir = rootdir.resolve()
+    own = []
+    for info in (reg or registry()).plugins():
+        source = _installed_from(info.distribution) if info.distribution else None
+        if source is not None and (source == rootdir or rootdir in source.parents):
+            own.append(info.name)
+    return own
+
+
+def selected_cases(
+    rootdir: Path,
+    patterns: list[str],
+    plugins: list[str],
+    reg: Registry | None = None,
+) -> list[tuple[str, str]]:
+    """``(kind, name)`` for each selected item; ``("nothing", why)`` if none is selected.
+
+    Kinds: ``plugin`` (a selected plugin that failed to load), ``primitive``, ``rng``
+    and ``scipy`` (``name`` as ``jext check`` takes it).
+    """
+    reg = reg or registry()
+    # Plugins named, else (without patterns) the project's own; None: every plugin.
+    chosen: list[str] | None = plugins or (None if patterns else own_plugins(rootdir, reg))
+    infos = {p.name: p for p in reg.plugins()}
+    items = [("primitive", n, p) for n, p in reg.primitive_owners().items()]
+    items += [("rng", n, o.plugin) for n, o in reg.rng_impls().items()]
+    items += [
+        ("scipy", f"jext.scipy.{scope}.{name}", o.plugin)
+        for (scope, name), owners in reg.scipy_wrappers().items()
+        for o in owners
+    ]
+    cases = [
+        ("plugin", name) for name in chosen or () if name in infos and infos[name].status == "error"
+    ]
+    cases += list(
+        dict.fromkeys(
+            (kind, name)
+            for kind, name, plugin in items
+            if (chosen is None or plugin in chosen)
+            and (not patterns or any(fnmatch(name, p) for p in patterns))
+        )
     )
-    names = [n for n in registry().primitives() if any(fnmatch(n, p) for p in patterns)]
-    cases = [(n, c) for n in names for c in PRIMITIVE_CHECKS]
-    metafunc.parametrize(CASE_FIXTURE, cases, ids=[f"{n}-{c}" for n, c in cases])
+    if not cases:
+        if chosen is None:
+            what = f"the patterns {patterns}"
+        elif plugins:
+            what = f"plugins {chosen}" + (f" and patterns {patterns}" if patterns else "")
+        else:
+            what = f"this project's plugins: none is installed from {rootdir}"
+        cases = [("nothing", f"jext conformance: nothing registered matches {what}")]
+    return cases
+
+
+def parametrize(metafunc: pytest.Metafunc) -> None:
+    config = metafunc.config
+    patterns = config.getoption("jext_check") or config.getini("jext_check")
+    plugins = config.getoption("jext_plugin") or config.getini("jext_plugins")
+    cases = selected_cases(Path(config.rootpath), list(patterns), list(plugins))
+    ids = [k if k == "nothing" else f"{k}:{n}" for k, n in cases]
+    metafunc.parametrize(CASE_FIXTURE, cases, ids=ids)
 
 
 def test_jext_conformance(jext_conformance_case: tuple[str, str]) -> None:
-    """One conformance check of one registered primitive (parametrized by the plugin)."""
+    """Every check of one registered item (parametrized by jext's pytest plugin)."""
     import pytest
 
-    name, check = jext_conformance_case
-    prim = registry().get_primitive(name)
-    result = run_check(prim, check, prim.examples())
-    if result.status == "skip":
-        pytest.skip(f"{name} {check}: {result.message}")
-    assert result.status == "pass", f"{name} {check}: {result.message}"
+    from jext.testing._api import run_checks
+
+    kind, name = jext_conformance_case
+    if kind == "nothing":
+        pytest.fail(name + " (a selection that checks nothing fails; see --jext-check)")
+    if kind == "plugin":
+        (info,) = [p for p in registry().plugins() if p.name == name]
+        pytest.fail(f"plugin {name!r} failed to load: {info.error}")
+    # Broken plugins are cases of their own (kind "plugin"), not this item's failure.
+    reports = [r for r in run_checks([name]) if r.kind != "plugin"]
+    assert reports, f"{kind} {name} is no longer registered"
+    assert all(r.ok for r in reports), "\n".join(r.format() for r in reports)

@@ -12,6 +12,7 @@ from jext._errors import RuleError as RuleError
 from jext._errors import StaticParamError as StaticParamError
 from jext._errors import TransposeError as TransposeError
 from jext._errors import UnknownNameError as UnknownNameError
+from jext._registrars import FfiTargetRegistrar as FfiTargetRegistrar
 from jext._registrars import LoweringRegistrar as LoweringRegistrar
 from jext._registrars import PrimitiveRegistrar as PrimitiveRegistrar
 from jext._registrars import RngImplRegistrar as RngImplRegistrar
@@ -35,7 +36,7 @@ from typing import Literal
 from typing import overload
 
 __version__: str
-__all__ = ['DefinitionError', 'DuplicateNameError', 'Example', 'JextError', 'LinearOperand', 'LoweringError', 'LoweringRegistrar', 'PluginError', 'PluginInfo', 'PluginWarning', 'Primitive', 'PrimitiveRegistrar', 'RegistrationError', 'RngImplRegistrar', 'RuleError', 'ScipyRegistrar', 'StaticParamError', 'SymbolicZero', 'TransposeError', 'UnknownNameError', 'get_primitive', 'hookimpl', 'load_plugins', 'plugins', 'primitive', 'primitives', 'register_plugin']
+__all__ = ['DefinitionError', 'DuplicateNameError', 'Example', 'FfiTargetRegistrar', 'JextError', 'LinearOperand', 'LoweringError', 'LoweringRegistrar', 'PluginError', 'PluginInfo', 'PluginWarning', 'Primitive', 'PrimitiveRegistrar', 'RegistrationError', 'RngImplRegistrar', 'RuleError', 'ScipyRegistrar', 'StaticParamError', 'SymbolicZero', 'TransposeError', 'UnknownNameError', 'get_primitive', 'hookimpl', 'load_plugins', 'plugins', 'primitive', 'primitives', 'register_plugin']
 
 class _example_cumsum(RegisteredPrimitive):
     def __call__(self, x: jax.Array, /) -> jax.Array: ...
@@ -49,6 +50,15 @@ class _example_rms_norm(RegisteredPrimitive):
 class _example_softplus(RegisteredPrimitive):
     def __call__(self, x: jax.Array, /, *, beta: float = ...) -> jax.Array: ...
 
+class _native_rms_norm(RegisteredPrimitive):
+    def __call__(self, x: jax.Array, w: jax.Array, /, *, eps: float = ...) -> jax.Array: ...
+
+class _native_softplus(RegisteredPrimitive):
+    def __call__(self, x: jax.Array, /, *, beta: float = ...) -> jax.Array: ...
+
+class _native_swish(RegisteredPrimitive):
+    def __call__(self, x: jax.Array, /, *, beta: float = ...) -> jax.Array: ...
+
 @overload
 def get_primitive(name: Literal['example.cumsum']) -> _example_cumsum: ...
 @overload
@@ -57,5 +67,11 @@ def get_primitive(name: Literal['example.polar']) -> _example_polar: ...
 def get_primitive(name: Literal['example.rms_norm']) -> _example_rms_norm: ...
 @overload
 def get_primitive(name: Literal['example.softplus']) -> _example_softplus: ...
+@overload
+def get_primitive(name: Literal['native.rms_norm']) -> _native_rms_norm: ...
+@overload
+def get_primitive(name: Literal['native.softplus']) -> _native_softplus: ...
+@overload
+def get_primitive(name: Literal['native.swish']) -> _native_swish: ...
 @overload
 def get_primitive(name: str) -> Primitive[..., Any]: ...

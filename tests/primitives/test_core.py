@@ -25,6 +25,7 @@ def test_typed_keys_and_static_params_tell_2_from_2_0_from_true() -> None:
     assert typed_key((1, 2.0)) != typed_key((1, 2))
     assert StaticParam(2) != StaticParam(2.0) and StaticParam(2) == StaticParam(2)
     assert hash(StaticParam(2)) == hash(StaticParam(2))
+    assert StaticParam(2.0) == 2.0 and StaticParam(2.0) != 2 and {"b": StaticParam(1)} == {"b": 1}
     assert repr(StaticParam(2.0)) == "2.0"
 
 

@@ -3,6 +3,7 @@
 import jax.numpy as jnp
 
 import jext
+import jext.lowering
 import jext.random
 
 
@@ -51,3 +52,17 @@ from jext.scipy import special  # noqa: E402
 
 special.ellipkk(0.5)  # type: ignore[attr-defined]
 special.lambertw(0.5, k="-1")  # type: ignore[arg-type]
+
+
+@jext.hooks.register_ffi_targets
+def ffi_on_tpu(registry: jext.FfiTargetRegistrar) -> None:
+    registry.add("kernel", object(), platform="tpu")  # type: ignore[arg-type]
+
+
+@jext.hooks.register_ffi_targets  # type: ignore[arg-type]
+def ffi_wrong_registrar(registry: jext.PrimitiveRegistrar) -> None:
+    pass
+
+
+jext.lowering.ffi_rule("k", primitive=jnp.sin, attrs={"beta": "float16"})  # type: ignore[dict-item]
+jext.lowering.ffi_rule("k", primitive=jnp.sin, vmap_method="vectorized")  # type: ignore[arg-type]

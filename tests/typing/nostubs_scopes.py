@@ -1,6 +1,6 @@
 """Without the generated stubs, plugin-provided names still type-check, less precisely."""
 
-from typing import Any, assert_type
+from typing import assert_type
 
 import jax
 import jax.numpy as jnp
@@ -13,5 +13,6 @@ x = jnp.ones(3)
 assert_type(special.ellipk(x), jax.Array)
 assert_type(special.anything_a_plugin_may_add, ScipyFunction)
 assert_type(special.erf(x), jax.Array)
-assert_type(jext.get_primitive("example.softplus"), jext.Primitive[..., Any])
+assert_type(jext.get_primitive("example.softplus"), jext.Primitive[..., jax.Array])
+assert_type(jext.get_primitive("example.softplus")(x), jax.Array)
 assert_type(jext.random.key(0, impl="any.name"), jax.Array)

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 import jext
+import jext.lowering
 import jext.random
 import jext.scipy
 
@@ -25,6 +26,21 @@ def add_primitives(registry: jext.PrimitiveRegistrar) -> None:
 def add_lowerings(registry: jext.LoweringRegistrar) -> None:
     registry.add_lowering("typing.hooked", jnp.negative, platform="rocm")
     registry.add_lowering("other.op", lambda ctx, v: [v], platform="tpu", raw=True)
+
+
+@jext.hooks.register_ffi_targets
+def add_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
+    library = registry.load_library("libtyping_kernels.so")
+    registry.add("typing_kernel", library.Kernel, platform="cuda", batch_partitionable=True)
+    registry.add("typing_staged", {"execute": library.Execute})
+
+
+hooked.def_lowering(
+    jext.lowering.ffi_rule(
+        "typing_kernel", primitive=hooked, attrs={}, vmap_method="broadcast_all"
+    ),
+    platform="cpu",
+)
 
 
 @jext.hooks.register_rng_impls

@@ -31,6 +31,9 @@ from jext_scipy_special._functions import (
     lambertw,
     stdtr,
 )
+from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
+from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
+from jext_scipy_special._functions._stats import WRAPPERS as _STATS
 
 __all__ = [
     "WRAPPERS",
@@ -140,6 +143,11 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_elliptic_family.WRAPPERS,
     *_gamma_family.WRAPPERS,
 )
+
+
+WRAPPERS += _ELEMENTARY
+WRAPPERS += _GAMMADIST
+WRAPPERS += _STATS
 
 
 @jext.hooks.register_scipy_wrappers

@@ -1,0 +1,167 @@
+"""Example jext primitives lowered to native kernels: C++ and CUDA through XLA FFI, and Pallas.
+
+- ``native.softplus``: elementwise; a C++ handler on cpu, a CUDA handler on cuda.
+- ``native.rms_norm``: row-wise over the last axis; the handlers treat every leading axis
+  as a row, so ``vmap`` hands them the batch in one call, and the cpu target is declared
+  batch-partitionable.
+- ``native.swish``: a Pallas kernel; Triton on cuda, Mosaic on tpu, interpret mode on cpu.
+
+Each has a jnp reference (what its JVP derives from, and what ``jext check`` holds the
+kernels to) and examples.  The handlers are compiled by ``pip install`` (see setup.py) and
+registered with XLA by :func:`register_ffi_targets` when jext loads plugins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jext
+import jext.lowering
+from jext_example_native import _pallas
+
+__all__ = [
+    "CUDA_LIBRARY",
+    "cuda_library",
+    "register_ffi_targets",
+    "register_primitives",
+    "rms_norm",
+    "softplus",
+    "swish",
+]
+
+CUDA_LIBRARY: Final = "_native_cuda"
+"""The CUDA handlers' shared library (a plain library named like an extension module)."""
+
+
+def cuda_library() -> Path | None:
+    """The built CUDA handler library, or None where the build found no nvcc."""
+    here = Path(__file__).parent
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = here / (CUDA_LIBRARY + suffix)
+        if path.exists():
+            return path
+    return None
+
+
+# --- native.softplus: C++ and CUDA handlers ------------------------------------------------
+
+
+@jext.primitive("native.softplus")
+def softplus(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    """``log(1 + exp(beta * x)) / beta``, elementwise."""
+    return jnp.logaddexp(beta * x, 0.0) / beta
+
+
+# Elementwise, so the kernel runs on any shape: vmap hands it the whole batch at once.
+_softplus_ffi = jext.lowering.ffi_rule(
+    "jext_native_softplus",
+    primitive=softplus,
+    attrs={"beta": "float32"},
+    vmap_method="broadcast_all",
+)
+softplus.def_lowering(_softplus_ffi, platform="cpu")
+softplus.def_lowering(_softplus_ffi, platform="cuda")
+
+
+@softplus.def_examples
+def _softplus_examples() -> Iterator[jext.Example]:
+    x = np.linspace(-30.0, 30.0, 24, dtype=np.float32).reshape(4, 6)
+    yield jext.Example(x)
+    yield jext.Example(np.float32(0.75), beta=2.5)
+
+
+# --- native.rms_norm: a row-wise kernel with a native batch axis ---------------------------
+
+
+@jext.primitive("native.rms_norm")
+def rms_norm(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
+    """``x / sqrt(mean(x**2, axis=-1) + eps) * w``: each row (last axis) to unit RMS, scaled.
+
+    ``w`` is 1-D, of ``x``'s last axis.
+    """
+    if jnp.ndim(w) != 1 or jnp.shape(w)[0] != jnp.shape(x)[-1]:
+        raise ValueError(
+            f"native.rms_norm: w must be 1-D of x's last axis {jnp.shape(x)[-1:]}, got shape "
+            f"{jnp.shape(w)}"
+        )
+    return x * jax.lax.rsqrt(jnp.mean(jnp.square(x), axis=-1, keepdims=True) + eps) * w
+
+
+# Leading axes are rows to the kernel, and w's leading axes a prefix of x's: with
+# "broadcast_all" a vmapped batch axis comes in front of both, so a batch is one call.
+# The target is declared batch-partitionable (see register_ffi_targets), the hook the
+# sharding work builds on; with jax 0.10 XLA still gathers a sharded operand (docs/native.md).
+rms_norm.def_lowering(
+    jext.lowering.ffi_rule(
+        "jext_native_rms_norm",
+        primitive=rms_norm,
+        attrs={"eps": "float32"},
+        vmap_method="broadcast_all",
+    ),
+    platform="cpu",
+)
+
+
+@rms_norm.def_examples
+def _rms_norm_examples() -> Iterator[jext.Example]:
+    rows = np.linspace(-2.0, 3.0, 15, dtype=np.float32).reshape(3, 5)
+    w = np.linspace(0.5, 1.5, 5, dtype=np.float32)
+    yield jext.Example(rows, w)
+    yield jext.Example(rows.reshape(3, 1, 5), w, eps=1e-3)
+
+
+# --- native.swish: a Pallas kernel ---------------------------------------------------------
+
+
+@jext.primitive("native.swish")
+def swish(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    """``x * sigmoid(beta * x)``, elementwise."""
+    return x * jax.nn.sigmoid(beta * x)
+
+
+swish.def_lowering(_pallas.swish_interpret, platform="cpu")
+swish.def_lowering(_pallas.swish_triton, platform="cuda")
+swish.def_lowering(_pallas.swish_mosaic_tpu, platform="tpu")
+
+
+@swish.def_examples
+def _swish_examples() -> Iterator[jext.Example]:
+    x = np.linspace(-6.0, 6.0, 40, dtype=np.float32).reshape(5, 8)
+    yield jext.Example(x)
+    yield jext.Example(x[2, :5], beta=1.702)
+
+
+# --- the plugin ----------------------------------------------------------------------------
+
+
+@jext.hooks.register_primitives
+def register_primitives(registry: jext.PrimitiveRegistrar) -> None:
+    registry.add(softplus)
+    registry.add(rms_norm)
+    registry.add(swish)
+
+
+@jext.hooks.register_ffi_targets
+def register_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
+    # The compiled modules load here, when jext loads plugins: never at import.
+    native_cpu: Any = importlib.import_module("jext_example_native._native_cpu")
+    handlers = native_cpu.handlers()
+    registry.add("jext_native_softplus", handlers["jext_native_softplus"], platform="cpu")
+    registry.add(
+        "jext_native_rms_norm",
+        handlers["jext_native_rms_norm"],
+        platform="cpu",
+        batch_partitionable=True,
+    )
+    library = cuda_library()
+    if library is not None:  # built where nvcc was found; the cuda rule exports without it
+        cuda = registry.load_library(library)
+        registry.add("jext_native_softplus", cuda.JextNativeSoftplusCuda, platform="cuda")

@@ -1,0 +1,81 @@
+"""The Pallas kernel of ``native.swish``, and its rule for each platform.
+
+One kernel body serves every platform; what differs is the compiler each rule names:
+Triton on cuda, Mosaic on tpu, and the Pallas interpreter on cpu (which is how the kernel
+is checked against its reference on a machine without an accelerator).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Final
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as pltriton
+
+__all__ = ["swish_interpret", "swish_mosaic_tpu", "swish_triton"]
+
+LANES: Final = 128
+"""The last axis of a block: TPU vector lanes; 128 elements also suit a GPU warp's loads."""
+
+
+def _swish_kernel(x_ref: Any, o_ref: Any, *, beta: float) -> None:
+    # Half-precision inputs compute in float32; float64 stays float64.
+    x = x_ref[...]
+    x = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+    o_ref[...] = (x * jax.nn.sigmoid(beta * x)).astype(o_ref.dtype)
+
+
+def _swish(
+    x: jax.Array, beta: float, *, block_rows: int, interpret: bool, compiler_params: Any
+) -> jax.Array:
+    """Apply the kernel to ``x`` of any shape: flattened, padded to (rows, LANES) blocks.
+
+    Block shapes are powers of two (Triton needs it) and multiples of (8, 128) (Mosaic's
+    tile), so the same layout lowers for both.
+    """
+    shape, n = x.shape, x.size
+    per_block = block_rows * LANES
+    padded = max(1, -(-n // per_block)) * per_block
+    flat = jnp.pad(jnp.ravel(x), (0, padded - n)).reshape(padded // LANES, LANES)
+    out: jax.Array = pl.pallas_call(
+        functools.partial(_swish_kernel, beta=float(beta)),
+        out_shape=jax.ShapeDtypeStruct(flat.shape, flat.dtype),  # type: ignore[no-untyped-call]
+        grid=(flat.shape[0] // block_rows,),
+        in_specs=[pl.BlockSpec((block_rows, LANES), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((block_rows, LANES), lambda i: (i, 0)),
+        interpret=interpret,
+        compiler_params=compiler_params,
+        name="jext_native_swish",
+    )(flat)
+    return out.reshape(-1)[:n].reshape(shape)
+
+
+def swish_interpret(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    """cpu: the Pallas interpreter runs the kernel body with ordinary JAX ops."""
+    return _swish(x, beta, block_rows=8, interpret=True, compiler_params=None)
+
+
+def swish_triton(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    """cuda: compiled by Triton; 64 x 128 elements per program, 4 warps."""
+    return _swish(
+        x,
+        beta,
+        block_rows=64,
+        interpret=False,
+        compiler_params=pltriton.CompilerParams(num_warps=4, num_stages=1),
+    )
+
+
+def swish_mosaic_tpu(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    """tpu: compiled by Mosaic; 64 x 128 blocks, a multiple of the (8, 128) tile."""
+    return _swish(
+        x,
+        beta,
+        block_rows=64,
+        interpret=False,
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+    )

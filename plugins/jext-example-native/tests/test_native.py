@@ -1,0 +1,241 @@
+"""jext-example-native as installed: its kernels against their jnp references, on CPU.
+
+The C++ handlers run here; the CUDA handler and the Triton and Mosaic kernels are lowered
+and exported for their platforms, and run only in the ``gpu``-marked tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jext_example_native import _native_cpu, rms_norm, softplus, swish
+
+import jext
+import jext.lowering
+import jext.testing
+
+X = np.linspace(-4.0, 4.0, 12, dtype=np.float32).reshape(3, 4)
+W = np.linspace(0.5, 2.0, 4, dtype=np.float32)
+
+# name -> (primitive, operands, params, tolerance)
+CASES: dict[str, tuple[jext.Primitive[..., Any], tuple[np.ndarray, ...], dict[str, Any]]] = {
+    "softplus": (softplus, (X,), {"beta": 1.5}),
+    "rms_norm": (rms_norm, (X, W), {"eps": 1e-3}),
+    "swish": (swish, (X,), {"beta": 0.8}),
+}
+FFI_TARGETS = {"softplus": "jext_native_softplus", "rms_norm": "jext_native_rms_norm"}
+RTOL = 2e-6
+
+
+def _fn(name: str) -> tuple[Callable[..., Any], Callable[..., Any], tuple[np.ndarray, ...]]:
+    prim, operands, params = CASES[name]
+
+    def kernel(*xs: Any) -> Any:
+        return prim(*xs, **params)
+
+    def reference(*xs: Any) -> Any:
+        return prim.reference(*xs, **params)
+
+    return kernel, reference, operands
+
+
+def _close(got: Any, want: Any, rtol: float = RTOL) -> None:
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_jit_matches_the_reference(name: str) -> None:
+    kernel, reference, operands = _fn(name)
+    _close(jax.jit(kernel)(*operands), reference(*operands))
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("name", list(CASES))
+def test_vmap_matches_the_reference(name: str, axis: int | None) -> None:
+    kernel, reference, (x, *rest) = _fn(name)
+    # The first operand is a batch of 2 stacked along `axis` (None: not batched, the batch
+    # size given), any other operand is shared, as a weight is.
+    xs = x if axis is None else np.stack([x, 0.5 - x], axis=axis)
+    axes = (axis, *([None] * len(rest)))
+    size = 2 if axis is None else None
+    got = jax.jit(jax.vmap(kernel, in_axes=axes, axis_size=size))(xs, *rest)
+    _close(got, jax.vmap(reference, in_axes=axes, axis_size=size)(xs, *rest))
+
+
+def test_vmap_of_the_row_wise_kernel_is_one_native_call() -> None:
+    """The batch goes to the handler in one call (broadcast_all), with no loop around it."""
+    x = jnp.asarray(np.stack([X, 2 * X]))
+    text = jax.jit(jax.vmap(rms_norm, in_axes=(0, None))).lower(x, W).as_text()
+    assert text.count("custom_call @jext_native_rms_norm") == 1
+    assert "stablehlo.while" not in text
+    _close(jax.vmap(rms_norm, in_axes=(0, None))(x, W), rms_norm.reference(x, W))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_grad_matches_the_reference(name: str) -> None:
+    kernel, reference, operands = _fn(name)
+    argnums = tuple(range(len(operands)))
+    got = jax.jit(jax.grad(lambda *xs: jnp.sum(kernel(*xs) ** 2), argnums))(*operands)
+    want = jax.grad(lambda *xs: jnp.sum(reference(*xs) ** 2), argnums)(*operands)
+    for g, w in zip(got, want, strict=True):
+        _close(g, w, rtol=2e-5)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_grad_of_vmap_matches_the_reference(name: str) -> None:
+    kernel, reference, operands = _fn(name)
+    axes = (0, *([None] * (len(operands) - 1)))
+    got = jax.grad(lambda x: jnp.sum(jax.vmap(kernel, axes)(x, *operands[1:]) ** 2))(X)
+    want = jax.grad(lambda x: jnp.sum(jax.vmap(reference, axes)(x, *operands[1:]) ** 2))(X)
+    _close(got, want, rtol=2e-5)
+
+
+@pytest.mark.parametrize("name", list(FFI_TARGETS))
+def test_cpu_executable_calls_the_handler_not_the_reference(name: str) -> None:
+    kernel, reference, operands = _fn(name)
+    hlo = jax.jit(kernel).lower(*operands).compile().as_text()
+    assert f'custom_call_target="{FFI_TARGETS[name]}"' in hlo
+    # The reference's own ops are absent: softplus's exp/log, rms_norm's rsqrt.
+    for op in ("exponential(", "log-plus-one(", "rsqrt("):
+        assert op not in hlo, op
+    assert "rsqrt(" in jax.jit(reference).lower(*operands).compile().as_text() or name != "rms_norm"
+
+
+@pytest.fixture(scope="module")
+def exports() -> dict[str, jext.lowering.PlatformExport]:
+    out = {}
+    for name in CASES:
+        kernel, _, operands = _fn(name)
+        out[name] = jext.lowering.export(kernel, *operands)
+    return out
+
+
+def test_export_names_each_platforms_rule(exports: dict[str, jext.lowering.PlatformExport]) -> None:
+    rules = {
+        name: {p: r[CASES[name][0].name] for p, r in e.rules.items()} for name, e in exports.items()
+    }
+    assert rules == {
+        "softplus": {
+            "cpu": "ffi:jext_native_softplus",
+            "cuda": "ffi:jext_native_softplus",
+            "rocm": "reference",
+            "tpu": "reference",
+        },
+        "rms_norm": {
+            "cpu": "ffi:jext_native_rms_norm",
+            "cuda": "reference",
+            "rocm": "reference",
+            "tpu": "reference",
+        },
+        "swish": {
+            "cpu": "swish_interpret",
+            "cuda": "swish_triton",
+            "rocm": "reference",
+            "tpu": "swish_mosaic_tpu",
+        },
+    }
+
+
+def test_export_lowers_each_platform_to_its_kernel() -> None:
+    def custom_calls(fn: Callable[..., Any], operands: Any, platform: str) -> set[str]:
+        text = jext.lowering.export(fn, *operands, platforms=[platform]).exported.mlir_module()
+        return {
+            target
+            for target in ("jext_native_softplus", "__gpu$xla.gpu.triton", "tpu_custom_call")
+            if f"custom_call @{target}" in text
+        }
+
+    softplus_fn, _, softplus_ops = _fn("softplus")
+    swish_fn, _, swish_ops = _fn("swish")
+    assert custom_calls(softplus_fn, softplus_ops, "cuda") == {"jext_native_softplus"}
+    assert custom_calls(softplus_fn, softplus_ops, "tpu") == set()
+    assert custom_calls(swish_fn, swish_ops, "cuda") == {"__gpu$xla.gpu.triton"}
+    assert custom_calls(swish_fn, swish_ops, "tpu") == {"tpu_custom_call"}
+    assert custom_calls(swish_fn, swish_ops, "cpu") == set()  # the interpreter: plain ops
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_serialize_round_trip_runs_the_cpu_kernel(
+    name: str, exports: dict[str, jext.lowering.PlatformExport]
+) -> None:
+    _, reference, operands = _fn(name)
+    restored = jax.export.deserialize(exports[name].exported.serialize())
+    assert restored.platforms == ("cpu", "cuda", "rocm", "tpu")
+    _close(restored.call(*operands), reference(*operands))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_native_rules_pass_the_batching_and_lowering_checks(name: str) -> None:
+    # The other checks run on every installed primitive in tests/test_conformance.py.
+    report = jext.testing.check_primitive(CASES[name][0], checks=["batching", "lowering"])
+    assert report.ok
+
+
+def test_a_kernel_that_disagrees_with_the_reference_fails_the_checks() -> None:
+    @jext.primitive("testnative.softplus_doubled_beta")
+    def doubled(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+        return jnp.logaddexp(2 * beta * x, 0.0) / (2 * beta)
+
+    # The softplus handler ignores the doubling: a kernel wired to the wrong reference.
+    doubled.def_lowering(
+        jext.lowering.ffi_rule(
+            "jext_native_softplus", primitive=doubled, attrs={"beta": "float32"}
+        ),
+        platform="cpu",
+    )
+    doubled.def_examples(lambda: [jext.Example(X)])
+    with pytest.raises(AssertionError, match="FAIL  jvp"):
+        jext.testing.check_primitive(doubled, checks=["jvp"])
+
+
+def test_handlers_come_from_the_compiled_extension_and_are_registered() -> None:
+    handlers = _native_cpu.handlers()
+    assert sorted(handlers) == ["jext_native_rms_norm", "jext_native_softplus"]
+    assert all(type(h).__name__ == "PyCapsule" for h in handlers.values())
+    targets = jext._registry.registry().ffi_targets()
+    owners = {key: owned.plugin for key, owned in targets.items()}
+    assert owners[("jext_native_softplus", "cpu")] == "example-native"
+    assert targets[("jext_native_rms_norm", "cpu")].item.batch_partitionable
+
+
+def test_float64_runs_the_double_kernel() -> None:
+    with jax.enable_x64(True):
+        x = np.linspace(-3.0, 3.0, 7)
+        _close(jax.jit(softplus)(x), softplus.reference(x), rtol=1e-14)
+        assert jax.jit(softplus)(x).dtype == np.float64
+
+
+# --- on a GPU -------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["softplus", "swish"])
+def test_cuda_kernels_match_the_reference(name: str) -> None:
+    kernel, reference, operands = _fn(name)
+    gpu = jax.devices("gpu")[0]
+    on_gpu = [jax.device_put(x, gpu) for x in operands]
+    _close(jax.jit(kernel)(*on_gpu), reference(*operands), rtol=1e-5)
+    _close(jax.jit(jax.vmap(kernel))(*on_gpu), jax.vmap(reference)(*operands), rtol=1e-5)
+
+
+@pytest.mark.gpu
+def test_cuda_handler_was_built_and_registered() -> None:
+    from jext_example_native import cuda_library
+
+    assert cuda_library() is not None, "built without nvcc: reinstall where nvcc is on PATH"
+    owners = {key: o.plugin for key, o in jext._registry.registry().ffi_targets().items()}
+    assert owners[("jext_native_softplus", "cuda")] == "example-native"
+    hlo = jax.jit(softplus).lower(jax.device_put(X, jax.devices("gpu")[0])).compile().as_text()
+    assert "jext_native_softplus" in hlo
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(CASES))
+def test_conformance_checks_pass_on_gpu(name: str) -> None:
+    with jax.default_device(jax.devices("gpu")[0]):
+        assert jext.testing.check_primitive(CASES[name][0]).ok

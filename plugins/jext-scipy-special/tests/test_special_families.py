@@ -1,0 +1,156 @@
+"""The elementary and gamma-distribution families against SciPy (and mpmath where SciPy is off).
+
+Per wrapper and dtype one jitted call evaluates every sampled point of every declared
+domain, the automatic edge grid (+-0, +-inf, nan, domain bounds) and the declared edge
+cases, in forward and in reversed order: values are held to SciPy at the declared
+tolerance, and each element must come out with the same bits in both orders (no
+element's value may depend on the rest of its batch).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+from jext_scipy_special._functions import _elementary, _gammadist, _stats
+from jext_scipy_special._functions._elementary import cosm1, cotdg, tandg
+
+import jext.scipy
+from jext._errors import DefinitionError
+from jext.scipy import Domain, ScipyWrapper
+from jext.scipy._scopes import in_jax
+from jext.testing._scipy_checks import (
+    _compare,
+    _edge_points,
+    _in_dtype,
+    _sample,
+    oracle_of,
+    run_scipy_check,
+)
+
+WRAPPERS: tuple[ScipyWrapper, ...] = _elementary.WRAPPERS + _gammadist.WRAPPERS + _stats.WRAPPERS
+IDS = [w.name for w in WRAPPERS]
+N = 400  # per domain
+
+
+def _points(wrapper: ScipyWrapper) -> list[np.ndarray]:
+    rng = np.random.default_rng(sum(map(ord, wrapper.name)))
+    cols: list[list[np.ndarray]] = [[] for _ in wrapper.domains[0].bounds]
+    for domain in wrapper.domains:
+        for i, col in enumerate(_sample(rng, domain, N)):
+            cols[i].append(np.asarray(col, np.float64))
+    for edge in _edge_points(wrapper):
+        for i, value in enumerate(edge.args):
+            cols[i].append(np.array([value], np.float64))
+    return [np.concatenate(c) for c in cols]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("wrapper", WRAPPERS, ids=IDS)
+def test_values_edges_and_batch_independence(wrapper: ScipyWrapper, dtype: str) -> None:
+    with np.errstate(all="ignore"):
+        args = [a.astype(dtype).astype(np.float64) for a in _points(wrapper)]
+    n = len(args[0])
+    with jax.enable_x64(dtype == "float64"), np.errstate(all="ignore"):
+        typed = jnp.stack([jnp.asarray(a, dtype) for a in args])
+        both = jnp.concatenate([typed, typed[:, ::-1]], axis=1)
+        out = np.asarray(jax.jit(lambda b: wrapper.function(*b))(both))
+        want = _in_dtype(oracle_of(wrapper)(*args), dtype)
+    forward, backward = out[:n], out[n:][::-1]
+    bits = np.dtype(f"u{out.itemsize}")
+    np.testing.assert_array_equal(forward.view(bits), np.ascontiguousarray(backward).view(bits))
+    rtol, atol = wrapper.tolerances[dtype]
+    with np.errstate(all="ignore"):
+        _compare(forward, want, rtol, atol, f"{wrapper.name} {dtype}", args)
+
+
+# The stats methods' derivatives are those of gammaincinv and chdtri (checked here
+# through chdtri and in test_special_grads): one of them stands for the four.
+GRADIENT_CASES = [w for w in WRAPPERS if w.differentiable and w.scope == "special"]
+GRADIENT_CASES.append(_stats.WRAPPERS[1])
+
+
+@pytest.mark.parametrize("wrapper", GRADIENT_CASES, ids=lambda w: w.name)
+def test_gradients_through_jext_check(wrapper: ScipyWrapper) -> None:
+    result = run_scipy_check(wrapper, "gradients")
+    assert result.status == "pass", result
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS[:3], ids=IDS[:3])
+def test_jit_vmap_through_jext_check(wrapper: ScipyWrapper) -> None:
+    result = run_scipy_check(wrapper, "jit_vmap")
+    assert result.status == "pass", result
+
+
+def _mp(fn: object, x: float) -> float:
+    with mpmath.workdps(40):
+        return float(fn(mpmath.mpf(x)))  # type: ignore[operator]
+
+
+def test_where_scipy_cancels_mpmath_holds_the_line() -> None:
+    """Near 2 pi k (cosm1) and next to the poles (tandg, cotdg) SciPy loses digits;
+    the wrappers do not."""
+    x = np.array([6.2812989347205, 2 * np.pi + 1e-6, -4 * np.pi + 3e-7])
+    d = np.array([90.00309925130144, 89.9999, 270.0001, -90.00001])
+    c = np.array([1.1335271892421719e-06, 1e-9, 179.99999, -1e-6])
+    with jax.enable_x64(True):
+        got = [np.asarray(cosm1(x)), np.asarray(tandg(d)), np.asarray(cotdg(c))]
+
+    def rad(t: object) -> object:
+        return t * mpmath.pi / 180  # type: ignore[operator]
+
+    want = [
+        [_mp(lambda t: mpmath.cos(t) - 1, v) for v in x],
+        [_mp(lambda t: mpmath.tan(rad(t)), v) for v in d],
+        [_mp(lambda t: mpmath.cot(rad(t)), v) for v in c],
+    ]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+
+
+def test_a_naive_formula_fails_the_same_comparison() -> None:
+    """The comparison used above catches the naive cotangent next to its pole."""
+    c = np.array([1e-6, 1.1335271892421719e-06])
+    naive = np.tan((90.0 - c) * np.pi / 180.0)  # Cephes: tan(90 - x degrees)
+    want = [_mp(lambda t: mpmath.cot(t * mpmath.pi / 180), v) for v in c]
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(naive, want, rtol=1e-13)
+
+
+def test_stats_distribution_methods_read_like_scipy_stats() -> None:
+    from jext.scipy import stats
+
+    chi2 = stats.chi2
+    assert chi2.ppf.name == "chi2.ppf"  # the plugin's wrapper ...
+    assert chi2.pdf is jax.scipy.stats.chi2.pdf  # ... next to jax.scipy's own methods
+    assert stats.gamma.isf.mirrors == "scipy.stats.gamma.isf"
+    assert stats.norm is jax.scipy.stats.norm  # untouched distributions stay jax's modules
+    assert "chi2" in dir(stats) and "chi2.ppf" not in dir(stats)
+    entry = next(e for e in jext.scipy.entries("stats") if e.name == "chi2.ppf")
+    assert (entry.status, entry.providers) == ("plugin", ("scipy-special",))
+    with jax.enable_x64(True):
+        got = float(stats.chi2.isf(1e-300, 3.0))
+    import scipy.stats as st  # type: ignore[import-untyped]
+
+    assert got == pytest.approx(st.chi2.isf(1e-300, 3.0), rel=1e-12)
+
+
+def test_dotted_names_are_one_distribution_method() -> None:
+    def make(name: str) -> ScipyWrapper:
+        return ScipyWrapper(
+            scope="stats",
+            name=name,
+            mirrors="scipy.stats.chi2.ppf",
+            function=abs,
+            domains=(Domain(((0.0, 1.0),)),),
+        )
+
+    assert make("chi2.ppf").qualified_name == "jext.scipy.stats.chi2.ppf"
+    for bad in ("chi2.ppf.x", "chi2.", "2chi.ppf"):
+        with pytest.raises(DefinitionError, match="distribution's method"):
+            make(bad)
+    # A method jax.scipy already has counts as a jax name (replacing it needs a reason).
+    assert in_jax("stats", "chi2.cdf") and not in_jax("stats", "chi2.ppf")
+    assert in_jax("special", "gammaln") and not in_jax("special", "chdtri")

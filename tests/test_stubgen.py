@@ -1,0 +1,76 @@
+"""``jext stubgen``: the install hint, --plugin, --check, public import paths, no frozen JAX."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from jext._cli import main
+
+
+def stubgen(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(["stubgen", *args], out=out)
+    return code, out.getvalue()
+
+
+def test_the_install_hint_is_a_path_pip_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, text = stubgen("--out", "stubs")
+    assert code == 0
+    assert "install them with: pip install ./stubs\n" in text  # `pip install stubs`: PyPI
+    _, text = stubgen("--out", str(tmp_path / "abs"))
+    assert f"pip install {tmp_path / 'abs'}\n" in text
+
+
+def test_plugin_selection_types_only_that_plugin_and_jext_core(tmp_path: Path) -> None:
+    code, _ = stubgen("--out", str(tmp_path), "--plugin", "example-primitives")
+    assert code == 0
+    facade = (tmp_path / "jext-stubs" / "__init__.pyi").read_text()
+    assert "Literal['example.softplus']" in facade
+    special = (tmp_path / "jext-stubs" / "scipy" / "special.pyi").read_text()
+    assert "jext_scipy_special" not in special  # another plugin's wrappers
+    rng = (tmp_path / "jext-stubs" / "random" / "__init__.pyi").read_text()
+    assert "'jext.philox4x64'" in rng  # core is always typed
+    pyproject = (tmp_path / "pyproject.toml").read_text()
+    assert 'plugins = ["example-primitives"]' in pyproject
+    assert '"jext-example-primitives" = "0.1.0"' in pyproject
+    assert "jext-scipy-special" not in pyproject
+    assert "jax" not in re.findall(r'"(jax[a-z]*)" =', pyproject)  # no JAX version recorded
+    assert stubgen("--out", str(tmp_path), "--plugin", "no-such")[0] == 2
+
+
+def test_check_says_whether_the_stubs_are_current(tmp_path: Path) -> None:
+    assert stubgen("--out", str(tmp_path))[0] == 0
+    code, text = stubgen("--out", str(tmp_path), "--check")
+    assert code == 0 and "are current" in text
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            '"jext-example-primitives" = "0.1.0"', '"jext-example-primitives" = "0.0.9"'
+        )
+    )
+    code, text = stubgen("--out", str(tmp_path), "--check")
+    assert code == 1
+    assert "jext-example-primitives: made from 0.0.9, installed 0.1.0" in text
+    assert "out of date" in text
+    assert stubgen("--out", str(tmp_path / "empty"), "--check")[0] == 1
+
+
+def test_stubs_import_plugins_by_public_paths_and_jax_scipy_by_star(tmp_path: Path) -> None:
+    stubgen("--out", str(tmp_path))
+    for scope in (tmp_path / "jext-stubs" / "scipy").glob("*.pyi"):
+        text = scope.read_text()
+        for module in re.findall(r"^from (\S+) import", text, flags=re.M):
+            assert not any(part.startswith("_") for part in module.split(".")), (scope, module)
+        if scope.stem in ("special", "stats", "linalg", "signal"):
+            # jax.scipy's names differ between JAX releases: never frozen into a list.
+            assert f"from jax.scipy.{scope.stem} import *\n" in text
+            assert not re.search(rf"^from jax\.scipy\.{scope.stem} import \w", text, flags=re.M)
+    special = (tmp_path / "jext-stubs" / "scipy" / "special.pyi").read_text()
+    assert "from jext_scipy_special import ellipk as ellipk" in special
