@@ -127,7 +127,8 @@ def test_domains_match_scipy(wrapper: ScipyWrapper, dtype: str) -> None:
             got = np.asarray(functools.partial(wrapper.function, **dom.kwargs)(*args), np.float64)
         with np.errstate(all="ignore"):
             want = np.asarray(oracle(*(a.astype(np.float64) for a in args), **dom.kwargs))
-        want = want.astype(dtype).astype(np.float64)
+            # SciPy's float64 answer as the dtype represents it (beyond its range: inf or 0).
+            want = want.astype(dtype).astype(np.float64)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         fin = np.isfinite(want)
         np.testing.assert_array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
