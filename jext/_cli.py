@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from jext._errors import JextError
 from jext._registry import Registry, registry
+from jext.scipy._scopes import ScopeEntry
 from jext.scipy._scopes import entries as scipy_entries
 
 __all__ = ["listing", "main"]
@@ -42,20 +43,35 @@ def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
             for name, prim in reg.primitives().items()
         ],
         "rng_impls": [
-            {"name": name, "plugin": owned.plugin} for name, owned in reg.rng_impls().items()
-        ],
-        "scipy": [
             {
-                "scope": e.scope,
-                "name": e.name,
-                "status": e.status,
-                "providers": list(e.providers),
-                "mirrors": e.mirrors,
-                "note": e.note,
+                "name": name,
+                "plugin": owned.plugin,
+                "tag": owned.item.tag,
+                "description": owned.item.description,
+                "bit_exact_with": owned.item.bit_exact_with,
+                "byte_stream": owned.item.byte_stream,
+                "key_shape": list(owned.item.key_shape),
             }
-            for e in scipy_entries(reg=reg)
+            for name, owned in reg.rng_impls().items()
         ],
+        "scipy": [_scipy_entry(e, reg) for e in scipy_entries(reg=reg)],
     }
+
+
+def _scipy_entry(entry: ScopeEntry, reg: Registry) -> dict[str, Any]:
+    """One scope entry; a plugin's wrapper adds its metadata (the winner's, or each one's)."""
+    out: dict[str, Any] = {
+        "scope": entry.scope,
+        "name": entry.name,
+        "status": entry.status,
+        "providers": list(entry.providers),
+        "mirrors": entry.mirrors,
+        "note": entry.note,
+    }
+    owners = reg.scipy_wrappers().get((entry.scope, entry.name), ())
+    if owners:
+        out["wrappers"] = {o.plugin: o.item.metadata() for o in owners}
+    return out
 
 
 def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO) -> None:
@@ -108,8 +124,11 @@ def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
     )
     _table(
         "RNG implementations",
-        ["name", "plugin"],
-        [[r["name"], r["plugin"]] for r in data["rng_impls"]],
+        ["name", "plugin", "tag", "bit-exact with", "description"],
+        [
+            [r["name"], r["plugin"], r["tag"], r["bit_exact_with"] or "-", r["description"]]
+            for r in data["rng_impls"]
+        ],
         out,
     )
     from_plugins = [s for s in data["scipy"] if s["status"] != "jax"]
@@ -171,6 +190,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
                 args.names or None,
                 checks=args.checks,
                 platforms=args.platforms,
+                plugins=args.plugin,
                 progress=None if args.quiet else progress,
                 scipy_audit=args.scipy_audit,
             )
@@ -182,6 +202,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             {"ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]},
             out,
             indent=2,
+            allow_nan=False,  # strict JSON: reports hold null (and a flag) for inf and nan
         )
         print(file=out)
     else:
@@ -229,7 +250,16 @@ def _parser() -> argparse.ArgumentParser:
         "check", help="check every registered rule: JVPs, transposes, batching, lowerings..."
     )
     p_check.add_argument(
-        "names", nargs="*", metavar="NAME", help="primitives to check (default: all)"
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="names or globs ('mylib.*') of primitives, RNG impls, SciPy wrappers (default: all)",
+    )
+    p_check.add_argument(
+        "--plugin",
+        action="append",
+        metavar="PLUGIN",
+        help="check only what this plugin registers (repeatable)",
     )
     p_check.add_argument("--json", action="store_true", help="print a machine-readable report")
     p_check.add_argument("--checks", type=_csv, help="comma-separated checks to run (default: all)")

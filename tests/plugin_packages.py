@@ -270,7 +270,7 @@ FAULTS: dict[str, tuple[Package, str]] = {
             import jext
             import jext.lowering
 
-            @jext.primitive("faultffi.twice")
+            @jext.primitive("fault_ffi.twice")
             def twice(x, /):
                 return 2 * x
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
-from jext.testing._checks import run_check
+from jext.testing._checks import check_report, run_check
 
 X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
 
@@ -126,6 +127,109 @@ def test_lowering_missing_for_tpu_fails_naming_it() -> None:
     assert result.status == "pass"
 
 
+def test_wrong_tpu_rule_fails_and_right_one_passes() -> None:
+    prim = make("tpu_rule", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: 3 * x, platform="tpu")  # runs on CPU: it is traceable
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "tpu rule" in message and "vs the reference" in message
+    # Only the platforms asked for are held to the reference.
+    result = run_check(prim, "lowering", prim.examples(), platforms=["cpu", "cuda"])
+    assert result.status == "pass"
+    good = make("good_tpu_rule", lambda x, /: 2 * x)  # rules freeze at the first call
+    good.def_lowering(lambda x: x + x, platform="tpu")
+    assert status(good, "lowering")[0] == "pass"
+
+
+def test_gpu_rule_right_at_the_examples_only_fails_under_vmap_or_grad() -> None:
+    prim = make("gpu_rule", lambda x, /: jnp.sin(x))
+    # Equal to the reference at the example, wrong at the perturbed batch and in slope.
+    prim.def_lowering(lambda x: jnp.sin(X) + 2 * (x - X), platform="gpu")
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "cuda rule" in message
+    assert "vmap of" in message or "grad of" in message
+
+
+def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:
+    prim = make("tpu_shape", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: jnp.concatenate([x, x]), platform="tpu")
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "['tpu']" in message
+    # The reason (10 values where 5 are declared) is kept whole, whether the core reports it
+    # as a RuleError or it surfaces as an MLIR verifier error (its reason on line two).
+    assert ("float32[10]" in message and "float32[5]" in message) or (
+        "doesn't match function result type" in message and "tensor<10xf32>" in message
+    )
+
+
+def test_abstract_eval_disagreeing_with_the_reference_says_so() -> None:
+    prim = make("aval_vs_reference", lambda x, /: x * 2)
+    prim.def_abstract_eval(lambda x: jax.ShapeDtypeStruct(x.shape, jnp.float16))
+    st, message = status(prim, "abstract_eval")
+    assert st == "fail" and "abstract eval gives float16[5], the reference returns" in message
+    # Other checks hit the mismatch (a RuleError or an MLIR verifier error): its reason is
+    # kept whole.
+    st, message = status(prim, "jit")
+    assert st == "fail" and ("float16[5]" in message or "tensor<5xf16>" in message), message
+
+
+def test_batching_rule_with_wrong_out_dims_structure_fails_with_a_reason() -> None:
+    prim = make("bad_out_dims", lambda x, /: (x, x * 2))
+    prim.def_batching(lambda args, dims: ((args[0], args[0] * 2), ((0, 0),)))
+    st, message = status(prim, "batching")
+    assert st == "fail" and "raised RuleError" in message and "wrong structure" in message
+    nested = make("nested_out_dims", lambda x, /: (x, x * 2))
+    nested.def_batching(lambda args, dims: ((args[0], args[0] * 2), (0, (0,))))
+    st, message = status(nested, "batching")
+    assert st == "fail" and "raised RuleError" in message and "'checks.nested_out_dims'" in message
+
+
+def test_correct_jvp_passes_where_the_output_is_infinite() -> None:
+    at_pole = np.array([0.0, 0.5, 1.0, 2.0], np.float32)
+    prim = make("log_at_zero", lambda x, /: jnp.log(x), jext.Example(at_pole))
+    prim.def_jvp(lambda p, t: (prim(p[0]), t[0] / p[0]))
+    st, message = status(prim, "jvp")
+    assert st == "pass" and "not compared at 1 point" in message
+    wrong = make("log_at_zero_wrong", lambda x, /: jnp.log(x), jext.Example(at_pole))
+    wrong.def_jvp(lambda p, t: (wrong(p[0]), 2 * t[0] / p[0]))
+    assert status(wrong, "jvp")[0] == "fail"
+
+
+def test_infinite_and_nan_outputs_compare_as_values_without_warnings() -> None:
+    values = np.array([-np.inf, np.inf, np.nan, 1.0], np.float32)
+    prim = make("nonfinite", lambda x, /: x * 1, jext.Example(values))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf must not be computed
+        assert status(prim, "jit")[0] == "pass"
+        assert status(prim, "lowering")[0] == "pass"
+    prim = make("nonfinite_wrong", lambda x, /: x * 1, jext.Example(values))
+    prim.def_lowering(lambda x: -x, platform="tpu")  # -inf where inf is expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        st, message = status(prim, "lowering")
+    assert st == "fail" and "tpu rule" in message
+
+
+def test_nan_where_the_reference_is_finite_fails() -> None:
+    prim = make("nan_rule", lambda x, /: x + 1)
+    prim.def_lowering(lambda x: jnp.where(x > 0, jnp.nan, x + 1), platform="tpu")
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "nan" in message
+
+
+def test_json_report_is_strict_json() -> None:
+    prim = make("inf_error", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: x / 0.0, platform="tpu")
+    rep = check_report(prim, checks=["lowering"])
+    assert not rep.ok and rep.results[0].max_error == float("inf")
+
+    def reject(token: str) -> None:
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    data = json.loads(json.dumps(rep.to_json(), allow_nan=False), parse_constant=reject)
+    check = data["checks"]["lowering"]
+    assert check["max_error"] is None and check["max_error_nonfinite"] == "inf"
+
+
 def test_wrong_second_derivative_fails_higher_order() -> None:
     prim = make("bad_second", lambda x, /: jnp.sin(x))
     # Right first derivative, but blocks the second.
@@ -182,3 +286,68 @@ def test_cli_check_exit_code_and_unknown_names(capsys: pytest.CaptureFixture[str
     assert cli_main(["check", "example.nope", "-q"]) == 2
     assert "nothing registered is named 'example.nope'" in capsys.readouterr().err
     assert cli_main(["check", "--checks", "bogus", "-q"]) == 2
+
+
+def test_cli_check_takes_globs_and_plugins(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["check", "example.s*", "example.cum?um", "--checks", "jit", "--json", "-q"])
+    data = json.loads(capsys.readouterr().out)
+    names = {r["name"] for r in data["reports"] if r["kind"] != "plugin"}
+    assert code == 0 and names == {"example.softplus", "example.cumsum"}
+    code = cli_main(["check", "--plugin", "jext-scipy-special", "--checks", "jit", "-q", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["reports"] == []  # its wrappers have no "jit" check; no primitives
+    code = cli_main(
+        ["check", "*.ellipk", "--plugin", "scipy-special", "--checks", "jit_vmap", "-q", "--json"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and {r["plugin"] for r in data["reports"]} == {"scipy-special"}
+    assert cli_main(["check", "--plugin", "scipy-specal", "-q"]) == 2
+    assert "Did you mean 'scipy-special'" in capsys.readouterr().err
+    assert cli_main(["check", "nope.*", "-q"]) == 2
+    assert "nothing registered matches 'nope.*'" in capsys.readouterr().err
+
+
+def test_cli_check_suggests_near_names_of_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["check", "ellipk", "-q"]) == 2
+    assert "Did you mean 'jext.scipy.special.ellipk'" in capsys.readouterr().err
+    assert cli_main(["check", "example.sofplus", "-q"]) == 2
+    assert "Did you mean 'example.softplus'" in capsys.readouterr().err
+    assert cli_main(["check", "philox4x6", "-q"]) == 2
+    assert "'jext.philox4x64'" in capsys.readouterr().err
+
+
+def test_missing_name_names_the_broken_plugin() -> None:
+    from jext._registry import PluginInfo
+    from jext.testing._api import select
+
+    infos = [
+        PluginInfo("mytrial", "jext-mytrial", "1.0", "error", "import failed: ImportError: x"),
+        PluginInfo("example-primitives", "jext-example-primitives", "1.0", "loaded"),
+    ]
+    catalog = {"example.softplus": "example-primitives"}
+    with pytest.raises(jext.UnknownNameError) as info:
+        select(["mytrial.shift"], None, catalog, infos)
+    message = str(info.value)
+    assert "Plugin 'mytrial' failed to load (import failed: ImportError: x)" in message
+    assert "its names are missing" in message
+    with pytest.raises(jext.UnknownNameError, match="'mytrial' failed to load"):
+        select(["other.thing"], None, catalog, infos)
+    assert select(["example.*"], ["example-primitives"], catalog, infos) == {"example.softplus"}
+
+
+def test_broken_plugins_are_reported_whatever_the_filter(catalog_site: Any) -> None:
+    from tests.conftest import run_python
+
+    code = (
+        "import json, sys\n"
+        "from jext._cli import main\n"
+        "sys.exit(main(['check', 'faultgood.double', '--checks', 'jit', '--json', '-q']))\n"
+    )
+    result = run_python(code, catalog_site)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    broken = {r["name"]: r for r in data["reports"] if r["kind"] == "plugin"}
+    assert "fault-import" in broken
+    assert "needs libfoo 2.0" in broken["fault-import"]["checks"]["load"]["message"]
+    checked = [r for r in data["reports"] if r["kind"] == "primitive"]
+    assert [r["name"] for r in checked] == ["faultgood.double"] and checked[0]["ok"]

@@ -86,9 +86,9 @@ def test_a_missing_ffi_library_names_itself_and_the_os_error(
     assert "libjext_fault_missing.so: cannot open shared object file: No such file" in error
     # Its primitive stays registered: the other platforms' rules keep working, and the
     # cpu rule still exports (the handler is needed only to run).
-    twice = registry.get_primitive("faultffi.twice")
+    twice = registry.get_primitive("fault_ffi.twice")
     exported = jext.lowering.export(twice, jnp.ones(3))
-    assert {p: r["faultffi.twice"] for p, r in exported.rules.items()} == {
+    assert {p: r["fault_ffi.twice"] for p, r in exported.rules.items()} == {
         "cpu": "ffi:jext_fault_twice",
         "cuda": "reference",
         "rocm": "reference",

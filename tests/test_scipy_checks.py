@@ -91,3 +91,29 @@ def test_audit_reports_where_jax_disagrees_with_scipy() -> None:
     digamma = next(w for w in audited() if w.name == "digamma")
     st, message = status(digamma, "edge_cases")
     assert st == "fail" and "SciPy gives" in message  # jax gives nan at 0, SciPy -inf
+
+
+def test_a_wrapper_that_cannot_be_differentiated_fails_only_gradients() -> None:
+    # The checks share one compiled program; when it fails, each check runs its own part,
+    # so the failure is reported by the check it concerns.
+    import numpy as np
+    import scipy.special
+
+    from jext.testing._scipy_checks import scipy_report
+
+    def erf_on_host(x: jax.Array) -> jax.Array:
+        return jax.pure_callback(
+            lambda v: np.asarray(scipy.special.erf(v), v.dtype),
+            jax.ShapeDtypeStruct(x.shape, x.dtype),
+            x,
+            vmap_method="expand_dims",
+        )
+
+    report = scipy_report(erf_wrapper(erf_on_host))
+    statuses = {r.check: r.status for r in report.results}
+    assert statuses == {
+        "values": "pass",
+        "edge_cases": "pass",
+        "gradients": "fail",
+        "jit_vmap": "pass",
+    }, report.format()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
+import types
+import weakref
 from pathlib import Path
 
 import jax
@@ -97,3 +100,67 @@ def test_wrapper_declaration_is_validated() -> None:
         jext.scipy.ScipyWrapper(
             scope="special", name="f", mirrors="scipy.special.f", function=jnp.sin, domains=()
         )
+
+
+# --- wrappers are functions ---------------------------------------------------------------------
+
+
+def test_a_wrapper_is_a_plain_function_with_its_real_signature() -> None:
+    from jext.scipy import special
+
+    f = special.ellipk
+    assert isinstance(f, types.FunctionType)
+    assert weakref.ref(f)() is f
+    assert (f.__name__, f.__qualname__, f.__module__) == ("ellipk", "ellipk", "jext.scipy.special")
+    assert "scipy.special.ellipk" in (f.__doc__ or "")
+    assert list(inspect.signature(f).parameters) == ["m"]
+    assert list(inspect.signature(special.lambertw).parameters) == ["z", "k"]
+    wrapper = vars(f)["jext_wrapper"]  # the declaration, with the metadata, beside it
+    assert isinstance(wrapper, jext.scipy.ScipyWrapper)
+    assert vars(f)["__wrapped__"] is wrapper.function and wrapper.public is f
+    assert special.ellipk is f  # the same object each time: JAX's caches stay warm
+
+
+def test_a_wrapper_works_under_every_transformation_repeatedly() -> None:
+    # In a subprocess: jax 0.10.2 crashed on the second jax.jit of a slotted callable.
+    code = """
+import jax, jax.numpy as jnp, numpy as np, scipy.special as sp
+from jext.scipy import special
+from jext_scipy_special import WRAPPERS
+x = jnp.linspace(0.1, 0.9, 4)
+want = sp.ellipk(np.asarray(x, np.float64))
+for f in (special.ellipk, WRAPPERS[0], special.ellipk, WRAPPERS[0]):
+    for out in (jax.jit(f)(x), jax.jit(f)(x), jax.checkpoint(f)(x), jax.vmap(f)(x)):
+        np.testing.assert_allclose(out, want, rtol=1e-5)
+    assert jax.eval_shape(f, x).shape == (4,)
+    g = jax.grad(f)(0.3)
+    h = 1e-6
+    np.testing.assert_allclose(g, (sp.ellipk(0.3 + h) - sp.ellipk(0.3 - h)) / (2 * h), rtol=1e-3)
+    np.testing.assert_allclose(jax.jit(jax.grad(f))(0.3), g, rtol=1e-6)
+print("ok")
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
+    data = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "jext", "list", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout,
+        parse_constant=lambda token: pytest.fail(f"non-standard JSON token {token}"),
+    )
+    (entry,) = [s for s in data["scipy"] if s["name"] == "ellipk"]
+    meta = entry["wrappers"]["scipy-special"]
+    assert meta["tolerances"]["float64"] == {"rtol": 1e-12, "atol": 1e-300}
+    assert meta["domains"] == [{"bounds": [[-10.0, 0.999]], "kwargs": {}, "log": False}]
+    assert meta["dtypes"] == ["float32", "float64"] and meta["differentiable"] == [0]
+    assert entry["providers"] == ["scipy-special"] and entry["status"] == "plugin"
+    (philox,) = [r for r in data["rng_impls"] if r["name"] == "jext.philox4x64"]
+    assert philox["bit_exact_with"] == "numpy.random.Philox"
+    assert philox["tag"] and philox["description"]

@@ -122,7 +122,8 @@ def lookup(scope: str, name: str) -> ScipyFunction:
                 f"choose one with {ENV_PREFER}={scope}.{name}=<plugin> or uninstall one"
             )
         wrapper: ScipyWrapper = winner.item
-        return wrapper
+        public: ScipyFunction = wrapper.public
+        return public
     own = jax_names(scope)
     methods = sorted(
         n.partition(".")[2]

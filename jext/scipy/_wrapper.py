@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, final
@@ -40,7 +43,9 @@ class EdgeCase:
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+# weakref_slot: JAX holds weak references to the callables it transforms (jax.jit of a
+# slotted object without one raises, and on jax 0.10.2 crashes the second time).
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, weakref_slot=True)
 class ScipyWrapper:
     """A JAX-traceable function registered as ``jext.scipy.<scope>.<name>``.
 
@@ -77,6 +82,10 @@ class ScipyWrapper:
     oracle: Callable[..., Any] | None = None
     replaces_jax: str | None = None
     description: str = ""
+    # The public function ``jext.scipy.<scope>.<name>``, made in __post_init__.
+    _public: list[Callable[..., Any]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         where = f"SciPy wrapper {self.scope}.{self.name}"
@@ -99,9 +108,71 @@ class ScipyWrapper:
             if dtype not in self.tolerances:
                 raise DefinitionError(f"{where}: no tolerance for dtype {dtype!r}")
 
+        self._public.append(_public_function(self))
+
     @property
     def qualified_name(self) -> str:
         return f"jext.scipy.{self.scope}.{self.name}"
 
+    @property
+    def public(self) -> Callable[..., Any]:
+        """The plain function users get as ``jext.scipy.<scope>.<name>``.
+
+        A real function object (JAX holds weak references to what it jits, and keys caches
+        by it), named ``name`` in module ``jext.scipy.<scope>``, with ``function``'s
+        signature and ``__wrapped__``; its ``jext_wrapper`` attribute is this declaration.
+        """
+        return self._public[0]
+
+    def metadata(self) -> dict[str, Any]:
+        """What ``jext list --json`` says of the wrapper: where it is checked and how tightly."""
+        return {
+            "mirrors": self.mirrors,
+            "description": self.description,
+            "dtypes": list(self.dtypes),
+            "tolerances": {d: {"rtol": t[0], "atol": t[1]} for d, t in self.tolerances.items()},
+            "domains": [
+                {
+                    "bounds": [[_json_float(x) for x in b] for b in d.bounds],
+                    "kwargs": dict(d.kwargs),
+                    "log": d.log,
+                }
+                for d in self.domains
+            ],
+            "differentiable": list(self.differentiable),
+            "edge_cases": [
+                {"args": list(e.args), "kwargs": dict(e.kwargs)} for e in self.edge_cases
+            ],
+            "replaces_jax": self.replaces_jax,
+        }
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
+
+
+def _json_float(x: float) -> float | str:
+    # Strict JSON has no inf or nan: an edge case at infinity is listed as "inf".
+    return x if math.isfinite(x) else str(x)
+
+
+def _public_function(wrapper: ScipyWrapper) -> Callable[..., Any]:
+    impl = wrapper.function
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        return impl(*args, **kwargs)
+
+    function.__name__ = wrapper.name
+    function.__qualname__ = wrapper.name
+    function.__module__ = f"jext.scipy.{wrapper.scope}"
+    doc = wrapper.description or inspect.getdoc(impl) or ""
+    function.__doc__ = (
+        f"{doc}\n\nMirrors ``{wrapper.mirrors}`` (``jext check {wrapper.qualified_name}`` "
+        "holds it to SciPy)."
+    ).lstrip()
+    # Beside the function: what inspect and JAX read, and the declaration with its metadata.
+    extra: dict[str, Any] = {"__wrapped__": impl, "jext_wrapper": wrapper}
+    # A callable without a signature keeps (*args, **kwargs).
+    with contextlib.suppress(TypeError, ValueError):
+        extra["__signature__"] = inspect.signature(impl)
+    vars(function).update(extra)
+    return function

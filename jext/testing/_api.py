@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import difflib
+import fnmatch
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
 from jext._errors import UnknownNameError
-from jext._registry import Registry, close_matches, registry
+from jext._registry import Owned, PluginInfo, Registry, close_matches, registry
 from jext.lowering import ALL_PLATFORMS
 from jext.primitives import Primitive
+from jext.random._impl import RngImpl
 from jext.testing._checks import PRIMITIVE_CHECKS, check_report
 from jext.testing._report import CheckResult, PrimitiveReport
 from jext.testing._rng_checks import RNG_CHECKS, rng_report
-from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report
+from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report, start_session
 
 #: The checks of each kind of registered item, in the order they run.
 KIND_CHECKS: dict[str, tuple[str, ...]] = {
@@ -22,7 +27,14 @@ KIND_CHECKS: dict[str, tuple[str, ...]] = {
     "scipy-audit": SCIPY_CHECKS,
 }
 
-__all__ = ["KIND_CHECKS", "check_primitive", "run_checks", "validate_names"]
+__all__ = [
+    "KIND_CHECKS",
+    "check_primitive",
+    "run_checks",
+    "select",
+    "suggest",
+    "validate_names",
+]
 
 
 def validate_names(given: Sequence[str] | None, known: Sequence[str], what: str) -> list[str]:
@@ -68,15 +80,20 @@ def run_checks(
     *,
     checks: Sequence[str] | None = None,
     platforms: Sequence[str] | None = None,
+    plugins: Sequence[str] | None = None,
     progress: Callable[[str, CheckResult], None] | None = None,
     scipy_audit: bool = False,
     reg: Registry | None = None,
 ) -> list[PrimitiveReport]:
     """Check what is registered (all, or ``names``): primitives, RNG impls, SciPy wrappers.
 
-    A broken plugin is a failed report of kind ``plugin``.  ``checks`` may mix the
-    checks of every kind; each item runs the ones that apply to it.  With
-    ``scipy_audit=True``, ``jax.scipy``'s own functions are held to SciPy instead.
+    ``names`` are exact names or shell-style globs (``"mylib.*"``); ``plugins`` keeps only
+    the items of the named plugins.  A name or glob that selects nothing, or an unknown
+    plugin, raises :class:`jext.UnknownNameError` suggesting near names of every kind and
+    naming any plugin that failed to load.  A broken plugin is always a failed report of
+    kind ``plugin``, whatever the selection: a name it would have provided is missing.
+    ``checks`` may mix the checks of every kind; each item runs the ones that apply to it.
+    With ``scipy_audit=True``, ``jax.scipy``'s own functions are held to SciPy instead.
     """
     reg = reg or registry()
     everything = list(dict.fromkeys(c for cs in KIND_CHECKS.values() for c in cs))
@@ -89,7 +106,7 @@ def run_checks(
         return [
             scipy_report(w, checks=scipy_checks, kind="scipy-audit", progress=progress)
             for w in audited()
-            if not names or w.qualified_name in names or w.name in names
+            if not names or _matches(names, w.qualified_name) or _matches(names, w.name)
         ]
     owners = reg.primitive_owners()
     rngs = reg.rng_impls()
@@ -98,29 +115,71 @@ def run_checks(
         for (scope, name), owners_ in reg.scipy_wrappers().items()
         for owned in owners_
     }
-    if names:
-        known = [*owners, *rngs, *wrappers]
-        for name in names:
-            if name not in known:
-                raise UnknownNameError(
-                    f"nothing registered is named {name!r}.{close_matches(name, known)} "
-                    "See `jext list`."
+    catalog = {
+        **owners,
+        **{n: o.plugin for n, o in rngs.items()},
+        **{n: o.plugin for n, o in wrappers.items()},
+    }
+    wanted = select(names, plugins, catalog, reg.plugins())
+    reports: list[PrimitiveReport] = [
+        PrimitiveReport(
+            p.name, "plugin", (CheckResult("load", "fail", p.error or "failed"),), p.name
+        )
+        for p in reg.plugins()
+        if p.status == "error"
+    ]
+    with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="jext-check") as pool:
+        # Items are independent and their time is mostly XLA compilation, which runs
+        # without the GIL: primitives and RNG impls are checked on the pool, and the SciPy
+        # wrappers' shared programs compile there too.  SciPy reports are made here, in
+        # order, as they wait on their programs (a pool task waiting on the pool could
+        # deadlock).  Reports keep the order of the registry.
+        pending = _submit_primitives_and_rngs(
+            pool, reg, owners, rngs, wanted, chosen, platforms, progress
+        )
+        scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
+        sessions = {
+            name: start_session(owned.item, pool)
+            for name, owned in wrappers.items()
+            if name in wanted and scipy_checks
+        }
+        reports += [future.result() for future in pending]
+        for name, session in sessions.items():
+            owned = wrappers[name]
+            reports.append(
+                scipy_report(
+                    owned.item,
+                    checks=scipy_checks,
+                    plugin=owned.plugin,
+                    progress=progress,
+                    session=session,
                 )
-    wanted = set(names or [*owners, *rngs, *wrappers])
-    reports: list[PrimitiveReport] = []
-    if not names:
-        reports += [
-            PrimitiveReport(
-                p.name, "plugin", (CheckResult("load", "fail", p.error or "failed"),), p.name
             )
-            for p in reg.plugins()
-            if p.status == "error"
-        ]
+    return reports
+
+
+def _workers() -> int:
+    # Compilation dominates; more threads than cores only adds contention.
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _submit_primitives_and_rngs(
+    pool: Executor,
+    reg: Registry,
+    owners: Mapping[str, str],
+    rngs: Mapping[str, Owned[RngImpl]],
+    wanted: set[str],
+    chosen: Sequence[str],
+    platforms: Sequence[str],
+    progress: Callable[[str, CheckResult], None] | None,
+) -> list[Future[PrimitiveReport]]:
+    pending: list[Future[PrimitiveReport]] = []
     prim_checks = [c for c in chosen if c in PRIMITIVE_CHECKS]
     for name, plugin in owners.items():
         if name in wanted and prim_checks:
-            reports.append(
-                check_report(
+            pending.append(
+                pool.submit(
+                    check_report,
                     reg.get_primitive(name),
                     checks=prim_checks,
                     platforms=platforms,
@@ -131,15 +190,84 @@ def run_checks(
     rng_checks = [c for c in chosen if c in RNG_CHECKS]
     for name, owned in rngs.items():
         if name in wanted and rng_checks:
-            reports.append(
-                rng_report(owned.item, checks=rng_checks, plugin=owned.plugin, progress=progress)
-            )
-    scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
-    for name, owned in wrappers.items():
-        if name in wanted and scipy_checks:
-            reports.append(
-                scipy_report(
-                    owned.item, checks=scipy_checks, plugin=owned.plugin, progress=progress
+            pending.append(
+                pool.submit(
+                    rng_report,
+                    owned.item,
+                    checks=rng_checks,
+                    plugin=owned.plugin,
+                    progress=progress,
                 )
             )
-    return reports
+    return pending
+
+
+def _is_glob(name: str) -> bool:
+    return any(c in name for c in "*?[")
+
+
+def _matches(patterns: Sequence[str], name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) if _is_glob(p) else name == p for p in patterns)
+
+
+def select(
+    names: Sequence[str] | None,
+    plugins: Sequence[str] | None,
+    catalog: Mapping[str, str],
+    plugin_infos: Sequence[PluginInfo],
+) -> set[str]:
+    """The names of ``catalog`` (name -> plugin) that ``names`` and ``plugins`` select.
+
+    Raises :class:`jext.UnknownNameError` for a name, glob or plugin that selects nothing.
+    """
+    broken = [p for p in plugin_infos if p.status == "error"]
+    known_plugins = [p.name for p in plugin_infos]
+    # A plugin is named by its entry-point name or by its distribution's.
+    by_name = {p.name: p.name for p in plugin_infos}
+    by_name.update({p.distribution: p.name for p in plugin_infos if p.distribution})
+    for plugin in plugins or ():
+        if plugin not in by_name:
+            raise UnknownNameError(
+                f"no plugin is named {plugin!r}.{close_matches(plugin, by_name)} "
+                f"Installed plugins: {known_plugins}. See `jext list`."
+            )
+    owners = None if plugins is None else {by_name[p] for p in plugins}
+    chosen = {n for n, owner in catalog.items() if owners is None or owner in owners}
+    if names:
+        for name in names:
+            if not any(_matches([name], n) for n in chosen):
+                raise UnknownNameError(_nothing_named(name, plugins, catalog, broken))
+        chosen = {n for n in chosen if _matches(names, n)}
+    return chosen
+
+
+def _nothing_named(
+    name: str,
+    plugins: Sequence[str] | None,
+    catalog: Mapping[str, str],
+    broken: Sequence[PluginInfo],
+) -> str:
+    what = f"matches {name!r}" if _is_glob(name) else f"is named {name!r}"
+    where = f" in plugin(s) {list(plugins)}" if plugins else ""
+    message = f"nothing registered{where} {what}.{suggest(name, catalog)}"
+    # A plugin that failed to import registered nothing: the likeliest reason for a miss.
+    likely = [p for p in broken if name.startswith(p.name.replace("-", "_") + ".")]
+    for p in likely or broken:
+        message += f" Plugin {p.name!r} failed to load ({p.error or 'no reason given'})"
+        message += ", so its names are missing." if likely else "; it may provide it."
+    return message + " See `jext list`."
+
+
+def suggest(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean ...?`` across every kind: close full names, and names whose last
+    dotted part is (close to) ``name``'s (``exprel`` suggests ``jext.scipy.special.exprel``)."""
+    known = list(known)
+    tail = name.rsplit(".", 1)[-1]
+    by_tail: dict[str, list[str]] = {}
+    for k in known:
+        by_tail.setdefault(k.rsplit(".", 1)[-1], []).append(k)
+    near_tails = difflib.get_close_matches(tail, list(by_tail), n=3, cutoff=0.8)
+    matches = difflib.get_close_matches(name, known, n=3, cutoff=0.8)
+    matches += [k for t in near_tails for k in by_tail[t]]
+    unique = list(dict.fromkeys(matches))[:5]
+    return f" Did you mean {', '.join(repr(m) for m in unique)}?" if unique else ""

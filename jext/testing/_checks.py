@@ -17,13 +17,13 @@ from jax import tree_util
 from jext._errors import LoweringError, TransposeError
 from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
-from jext.primitives import Example, Primitive
+from jext.primitives import Example, LoweringInfo, Primitive
 from jext.testing._report import (
     CheckFailure,
     CheckResult,
     CheckSkipped,
     PrimitiveReport,
-    first_line,
+    describe_error,
     guarded,
 )
 
@@ -126,15 +126,11 @@ def _compare(
                 f"{what}: result {i} has shape {g_arr.shape}, expected {w_arr.shape}"
             )
         rtol, atol = (tol or (lambda d: _tolerance(d, _SAME)))(w_arr.dtype)
-        g64 = g_arr.astype(np.complex128 if np.iscomplexobj(g_arr) else np.float64)
-        w64 = w_arr.astype(np.complex128 if np.iscomplexobj(w_arr) else np.float64)
-        both_nan = np.isnan(g64) & np.isnan(w64)
-        same_inf = np.isinf(w64) & (g64 == w64)
-        err = np.where(both_nan | same_inf, 0.0, np.abs(g64 - w64))
-        err = np.nan_to_num(err, nan=np.inf)
+        err = _elementwise_error(g_arr, w_arr)
         if err.size:
             worst = max(worst, float(err.max()))
-        bad = err > atol + rtol * np.abs(np.nan_to_num(w64))
+        w_abs = np.abs(w_arr.astype(np.complex128 if np.iscomplexobj(w_arr) else np.float64))
+        bad = err > atol + rtol * np.where(np.isfinite(w_abs), w_abs, 0.0)
         if bad.any():
             j = np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), bad.shape)
             raise CheckFailure(
@@ -143,6 +139,24 @@ def _compare(
                 worst,
             )
     return worst
+
+
+def _elementwise_error(got: Any, want: Any) -> np.ndarray[Any, Any]:
+    """``|got - want|`` where both are finite; 0 where they are the same inf or both nan; inf
+    where only one is finite or they are different non-finite values.
+
+    Infinities and nans are compared as values, never through arithmetic on them, so no
+    NumPy warning is raised (the suite runs with ``-W error``).
+    """
+    complex_ = np.iscomplexobj(got) or np.iscomplexobj(want)
+    kind = np.complex128 if complex_ else np.float64
+    g = np.asarray(got).astype(kind)
+    w = np.asarray(want).astype(kind)
+    finite = np.isfinite(g) & np.isfinite(w)
+    diff = np.zeros(np.broadcast_shapes(g.shape, w.shape), np.float64)
+    np.abs(np.subtract(g, w, where=finite, out=np.zeros(diff.shape, kind)), out=diff)
+    same = (np.isnan(g) & np.isnan(w)) | (~finite & (g == w))
+    return np.where(finite | same, diff, np.inf)
 
 
 @contextmanager
@@ -163,8 +177,22 @@ def _cast(x: Any, dtype: Any) -> Any:
 
 
 def check_abstract_eval(case: _Case) -> float | None:
-    """The implementation's shapes, dtypes and weak types equal the abstract evaluation's."""
+    """The abstract evaluation's shapes and dtypes equal the reference's, and the
+    implementation's shapes, dtypes and weak types equal the abstract evaluation's."""
     expected = jax.eval_shape(case.call_flat, *case.leaves)
+    reference = jax.eval_shape(_reference_flat(case), *case.leaves)
+    ref_leaves, ref_tree = tree_util.tree_flatten(reference)
+    if not _same_tree(tree_util.tree_structure(expected), ref_tree):
+        raise CheckFailure(
+            f"abstract eval gives structure {tree_util.tree_structure(expected)}, the "
+            f"reference {ref_tree}"
+        )
+    for i, (e, r) in enumerate(zip(tree_util.tree_leaves(expected), ref_leaves, strict=True)):
+        if (tuple(e.shape), np.dtype(e.dtype)) != (tuple(r.shape), np.dtype(r.dtype)):
+            raise CheckFailure(
+                f"result {i}: abstract eval gives {np.dtype(e.dtype)}{list(e.shape)}, the "
+                f"reference returns {np.dtype(r.dtype)}{list(r.shape)}"
+            )
     actual = case.call_flat(*case.leaves)
     exp_leaves, exp_tree = tree_util.tree_flatten(expected)
     act_leaves, act_tree = tree_util.tree_flatten(actual)
@@ -221,24 +249,49 @@ def _jvp_at(case: _Case, dtype: Any) -> float:
             full[i] = x
         return case.call_flat(*full)
 
-    def jvp_and_fd(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    def jvp_and_fd(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any, Any]:
         out, tangent = jax.jvp(in_active, primals, tangents)
         plus = in_active(*(p + eps * t for p, t in zip(primals, tangents, strict=True)))
         minus = in_active(*(p - eps * t for p, t in zip(primals, tangents, strict=True)))
         fd = jax.tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
         # Integer results have no derivative: compare zeros with zeros there.
         keep = lambda t, y: t if _is_inexact(y) else jnp.zeros(jnp.shape(y))  # noqa: E731
-        return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out)
+        # Finite differences say nothing where the output or a neighbour is +-inf or nan
+        # (inf - inf is nan): those points are not compared.
+        finite = jax.tree.map(
+            lambda y, a, b: jnp.isfinite(y) & jnp.isfinite(a) & jnp.isfinite(b), out, plus, minus
+        )
+        return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out), finite
 
     primals = tuple(leaves[i] for i in active)
-    tangent, fd = jax.jit(jvp_and_fd)(primals, direction)
-    scale = max([1.0, *(float(np.max(np.abs(v), initial=0.0)) for v in tree_util.tree_leaves(fd))])
+    tangent, fd, finite = jax.jit(jvp_and_fd)(primals, direction)
+    masks = [np.asarray(m) for m in tree_util.tree_leaves(finite)]
+    skipped = sum(int(m.size - m.sum()) for m in masks)
+    if skipped:
+        case.notes.append(
+            f"jvp not compared at {skipped} point(s) where the output or its finite-difference "
+            "neighbours are not finite"
+        )
+    tangent = _masked(tangent, masks)
+    fd = _masked(fd, masks)
+    finite_fd = [np.asarray(v)[np.isfinite(v)] for v in tree_util.tree_leaves(fd)]
+    scale = max([1.0, *(float(np.max(np.abs(v), initial=0.0)) for v in finite_fd)])
     return _compare(
         tangent,
         fd,
         f"jvp vs finite differences in {np.dtype(dtype).name}",
         tol=lambda _: (rtol, atol * scale),
     )
+
+
+def _masked(tree: Any, masks: Sequence[np.ndarray[Any, Any]]) -> Any:
+    """``tree``'s leaves as NumPy arrays, zero where ``masks`` is False."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    out = [
+        np.where(m, np.asarray(v), np.zeros((), np.asarray(v).dtype))
+        for v, m in zip(leaves, masks, strict=True)
+    ]
+    return tree_util.tree_unflatten(treedef, out)
 
 
 def check_transpose(case: _Case) -> float | None:
@@ -409,31 +462,172 @@ def _loop(
 
 
 def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
-    """The function exports for every platform; the CPU export's values equal eager."""
+    """Every platform's rule exports, and every rule that can run here equals the reference.
+
+    1. The function exports for every platform in ``platforms`` (a failure names each
+       platform and keeps its error whole, e.g. an MLIR verifier error's reason).
+    2. Each platform's rule is compared numerically with the reference implementation:
+
+       - on a platform whose backend is present (CPU here, always), the primitive compiled
+         for it, unless its rule is the reference itself;
+       - a traceable rule (``def_lowering(fn, platform=...)`` without ``raw``) of a platform
+         with no backend here (TPU and GPU rules on a CPU machine) runs on CPU: under
+         ``jit``; under ``vmap`` against a loop of the reference (a primitive without its
+         own batching rule vectorizes each platform's rule); and under ``grad``, which
+         compares the rule's derivative with the reference's.  JAX never differentiates
+         a lowering (a primitive's gradient is its JVP rule, whose primal values on that
+         platform come from this rule and whose tangents the ``jvp`` check holds to finite
+         differences), so ``grad`` here tests the rule's local behaviour around the
+         examples, not the platform's gradient; a rule JAX cannot differentiate (a Pallas
+         kernel, say) is noted, not failed;
+       - a raw MLIR rule of a platform with no backend is exported only (noted).
+    3. The CPU export's values equal the reference's.
+    """
+    _check_exports(case, platforms)
+    reference = _reference_flat(case)
+    want = jax.jit(reference)(*case.leaves)
+    worst = 0.0
+    for platform in platforms:
+        info = case.prim.lowering_rule(platform)
+        if info is None:  # reported by the export above
+            continue
+        if _has_backend(platform):
+            if info.kind == "reference":
+                continue
+            device = jax.devices(platform)[0]
+            got = jax.jit(case.call_flat)(*jax.device_put(case.leaves, device))
+            worst = max(
+                worst,
+                _compare(
+                    got, want, f"{platform} rule {info.label} vs the reference", tol=_rule_tol
+                ),
+            )
+        elif info.kind == "traceable":
+            worst = max(worst, _compare_traceable_rule(case, info, reference, want))
+        elif info.kind == "raw":
+            case.notes.append(
+                f"{platform} rule {info.label} is raw MLIR and no {platform} device is here: "
+                "exported, not run"
+            )
+    if "cpu" in platforms:
+        exported = export_for(case.call_flat, *case.leaves, platforms=platforms)
+        got = tree_util.tree_unflatten(
+            tree_util.tree_structure(want), tree_util.tree_leaves(exported.call(*case.leaves))
+        )
+        worst = max(worst, _compare(got, want, "CPU export vs the reference", tol=_rule_tol))
+    return worst
+
+
+def _check_exports(case: _Case, platforms: Sequence[str]) -> None:
     try:
-        exported = export_for(case.call_flat, *case.leaves, platforms=platforms)
-    except Exception:
-        exported = None
+        export_for(case.call_flat, *case.leaves, platforms=platforms)
+        return
+    except Exception:  # find out which platforms fail, one at a time
+        pass
     missing: dict[str, str] = {}
-    if exported is None:  # find out which platforms fail, one at a time
-        for platform in platforms:
-            try:
-                export_for(case.call_flat, *case.leaves, platforms=[platform])
-            except LoweringError as err:
-                missing[platform] = str(err)
-            except Exception as err:
-                missing[platform] = f"{type(err).__name__}: {first_line(err)}"
-        if missing:
-            detail = "; ".join(f"{p}: {m}" for p, m in missing.items())
-            raise CheckFailure(f"no lowering for {sorted(missing)} ({detail})")
-        exported = export_for(case.call_flat, *case.leaves, platforms=platforms)
-    if "cpu" not in platforms:
-        return None
-    eager = case.call_flat(*case.leaves)
-    got = tree_util.tree_unflatten(
-        tree_util.tree_structure(eager), tree_util.tree_leaves(exported.call(*case.leaves))
+    no_rule = True
+    for platform in platforms:
+        try:
+            export_for(case.call_flat, *case.leaves, platforms=[platform])
+        except LoweringError as err:
+            missing[platform] = str(err)
+        except Exception as err:
+            missing[platform] = describe_error(err)
+            no_rule = False
+    if missing:
+        by_message: dict[str, list[str]] = {}
+        for platform, message in missing.items():
+            by_message.setdefault(message, []).append(platform)
+        detail = "; ".join(f"{', '.join(ps)}: {m}" for m, ps in by_message.items())
+        what = "no lowering" if no_rule else "lowering failed"
+        raise CheckFailure(f"{what} for {sorted(missing)} ({detail})")
+    # Each platform alone exports but not all together: that is the failure to report.
+    export_for(case.call_flat, *case.leaves, platforms=platforms)
+
+
+def _rule_tol(dtype: Any) -> tuple[float, float]:
+    # Another formulation of the same function (a kernel summing in another order) may
+    # round differently: ten times the jit-vs-eager tolerance.
+    rtol, atol = _tolerance(dtype, _SAME)
+    return rtol * 10, atol * 10
+
+
+@functools.cache
+def _has_backend(platform: str) -> bool:
+    """Whether this process can run code on ``platform`` (CPU always can)."""
+    if platform == "cpu":
+        return True
+    try:
+        return bool(jax.devices(platform))
+    except Exception:  # JAX raises RuntimeError for a backend absent or failing to start
+        return False
+
+
+def _reference_flat(case: _Case) -> Callable[..., Any]:
+    return _flat_call(case, case.prim.reference)
+
+
+def _flat_call(case: _Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (called like the primitive) taking the example's flat leaves."""
+    tree, params = case.tree, case.example.params
+
+    def call(*leaves: Any) -> Any:
+        return fn(*tree_util.tree_unflatten(tree, leaves), **params)
+
+    return call
+
+
+def _compare_traceable_rule(
+    case: _Case, info: LoweringInfo, reference: Callable[..., Any], want: Any
+) -> float:
+    rule = _flat_call(case, info.fn)
+    what = f"{info.platform} rule {info.label} (run on CPU)"
+    got = jax.jit(rule)(*case.leaves)
+    worst = _compare(got, want, f"{what} vs the reference", tol=_rule_tol)
+    if info.batching == "vmap":
+        rng = _rng(case.prim.name, "platform", info.platform)
+        stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
+        vmapped = jax.jit(jax.vmap(rule))(*stacked)
+        looped = _loop(jax.jit(reference), stacked, [0] * len(stacked), _BATCH)
+        worst = max(
+            worst,
+            _compare(vmapped, looped, f"vmap of {what} vs a loop of the reference", tol=_rule_tol),
+        )
+    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
+    if not active or not any(_is_inexact(o) for o in tree_util.tree_leaves(want)):
+        return worst
+    try:
+        want_grad = jax.jit(jax.grad(_summed(reference, case.leaves, active)))(
+            [case.leaves[i] for i in active]
+        )
+    except Exception:  # the reference itself is not differentiable: nothing to hold to
+        return worst
+    try:
+        got_grad = jax.jit(jax.grad(_summed(rule, case.leaves, active)))(
+            [case.leaves[i] for i in active]
+        )
+    except Exception as err:
+        case.notes.append(f"grad of {what} not compared: it raised {type(err).__name__}")
+        return worst
+    return max(
+        worst,
+        _compare(got_grad, want_grad, f"grad of {what} vs grad of the reference", tol=_rule_tol),
     )
-    return _compare(got, eager, "CPU export vs eager")
+
+
+def _summed(
+    fn: Callable[..., Any], leaves: Sequence[Any], active: Sequence[int]
+) -> Callable[[list[Any]], Any]:
+    """The sum of ``fn``'s real floating-point results, as a function of the active leaves."""
+
+    def scalar(xs: list[Any]) -> Any:
+        full = list(leaves)
+        for i, x in zip(active, xs, strict=True):
+            full[i] = x
+        outs = [o for o in tree_util.tree_leaves(fn(*full)) if _is_inexact(o)]
+        return sum(jnp.sum(jnp.real(o)) for o in outs)
+
+    return scalar
 
 
 def check_higher_order(case: _Case) -> float | None:
@@ -536,7 +730,7 @@ def check_report(
     try:
         examples = prim.examples()
     except Exception as err:
-        result = CheckResult("examples", "fail", f"raised {type(err).__name__}: {first_line(err)}")
+        result = CheckResult("examples", "fail", f"raised {describe_error(err)}")
         return PrimitiveReport(prim.name, "primitive", (result,), plugin)
     results = []
     for check in checks:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -12,9 +13,11 @@ __all__ = [
     "CheckSkipped",
     "CheckStatus",
     "PrimitiveReport",
+    "describe_error",
     "first_line",
     "format_table",
     "guarded",
+    "json_number",
 ]
 
 CheckStatus = Literal["pass", "fail", "skip"]
@@ -37,6 +40,43 @@ def first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def describe_error(err: BaseException) -> str:
+    """``Type: message`` with the whole message, for a failure report.
+
+    A rule's fault often shows only past the first line (an MLIR verifier error says what
+    mismatched on its second), so nothing is cut; the location lines MLIR adds for each
+    operation and its advice to dump the module are dropped, as they point into jext and
+    JAX rather than at the rule.  A chained cause is kept when it adds a reason.
+    """
+    lines = [
+        line.strip()
+        for line in str(err).strip().splitlines()
+        if line.strip()
+        and not line.lstrip().startswith("at loc(")
+        and not line.startswith("Define JAX_DUMP_IR_TO")
+    ]
+    text = "\n    ".join(lines)
+    cause = err.__cause__
+    # A cause that only restates the error (JAX's traceback filter, MLIR's "Verification
+    # failed:") is left out.
+    reason = first_line(cause) if cause is not None else ""
+    restated = reason.split(": ", 1)[-1] in text
+    if cause is not None and reason and not restated and not reason.endswith(":"):
+        text += f" (caused by {type(cause).__name__}: {first_line(cause)})"
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def json_number(value: float | None) -> float | None:
+    """``value`` if JSON can hold it; ``None`` for inf and nan (strict JSON has neither)."""
+    return value if value is None or math.isfinite(value) else None
+
+
+def _nonfinite(value: float | None) -> str | None:
+    if value is None or json_number(value) is not None:
+        return None
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The outcome of one named check: pass, fail or skip, why, and the largest error seen."""
@@ -47,11 +87,17 @@ class CheckResult:
     max_error: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """Strict JSON: an infinite or nan ``max_error`` is ``null`` with ``max_error_nonfinite``
+        saying which (``"inf"``, ``"-inf"`` or ``"nan"``)."""
+        out: dict[str, Any] = {
             "status": self.status,
             "message": self.message,
-            "max_error": self.max_error,
+            "max_error": json_number(self.max_error),
         }
+        nonfinite = _nonfinite(self.max_error)
+        if nonfinite is not None:
+            out["max_error_nonfinite"] = nonfinite
+        return out
 
 
 def guarded(check: str, run: Callable[[], float | None], *, where: str = "") -> CheckResult:
@@ -66,7 +112,7 @@ def guarded(check: str, run: Callable[[], float | None], *, where: str = "") -> 
     except CheckFailure as failure:
         return CheckResult(check, "fail", f"{failure}{where}", failure.max_error)
     except Exception as err:  # a crashing rule is a failed check, not a crashed checker
-        return CheckResult(check, "fail", f"raised {type(err).__name__}: {first_line(err)}{where}")
+        return CheckResult(check, "fail", f"raised {describe_error(err)}{where}")
     return CheckResult(check, "pass", "", worst)
 
 
@@ -93,7 +139,8 @@ class PrimitiveReport:
         lines = [f"{self.kind} {self.name}" + (f" (plugin {self.plugin})" if self.plugin else "")]
         for r in self.results:
             err = f" [max error {r.max_error:.3g}]" if r.max_error is not None else ""
-            lines.append(f"  {r.status.upper():4s}  {r.check}{err}: {r.message}".rstrip(": "))
+            message = r.message.replace("\n", "\n        ")
+            lines.append(f"  {r.status.upper():4s}  {r.check}{err}: {message}".rstrip(": "))
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -103,8 +150,19 @@ class PrimitiveReport:
             "plugin": self.plugin,
             "ok": self.ok,
             "checks": {r.check: r.to_json() for r in self.results},
-            **({"details": dict(self.details)} if self.details else {}),
+            **({"details": _strict(dict(self.details))} if self.details else {}),
         }
+
+
+def _strict(value: Any) -> Any:
+    """``value`` with every non-finite float made ``None``, so that it is strict JSON."""
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, Mapping):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
 
 
 def format_table(reports: Sequence[PrimitiveReport], checks: Mapping[str, Sequence[str]]) -> str:
@@ -128,7 +186,7 @@ def format_table(reports: Sequence[PrimitiveReport], checks: Mapping[str, Sequen
         ]
         out.append("")
     failures = [
-        f"{rep.name} {r.check}: {r.message}"
+        f"{rep.name} {r.check}: {r.message}".replace("\n", "\n    ")
         for rep in reports
         for r in rep.results
         if r.status == "fail"

@@ -205,19 +205,25 @@ def check_byte_stream(impl: RngImpl) -> None:
     """Every width reads the same byte stream as little-endian words, in C order."""
     if not impl.byte_stream:
         raise CheckSkipped("the implementation does not declare a byte stream")
-    key = _key(impl, 9)
+
+    def program(key: jax.Array) -> dict[str, jax.Array]:
+        out = {
+            f"uint{w}": jax.random.bits(key, (96 * 8 // w,), np.dtype(f"uint{w}"))
+            for w in (8, 16, 32, 64)
+        }
+        out["grid"] = jax.random.bits(key, (4, 6), np.uint32)
+        out["flat"] = jax.random.bits(key, (24,), np.uint32)
+        return out
+
     with jax.enable_x64(True):
-        stream = np.asarray(jax.random.bits(key, (96,), np.uint8))
-        for width in (16, 32, 64):
-            words = np.asarray(jax.random.bits(key, (96 * 8 // width,), np.dtype(f"uint{width}")))
-            if not np.array_equal(
-                words.astype(words.dtype.newbyteorder("<")).view(np.uint8), stream
-            ):
-                raise CheckFailure(f"width {width} does not read the width-8 byte stream")
-        grid = np.asarray(jax.random.bits(key, (4, 6), np.uint32))
-        flat = np.asarray(jax.random.bits(key, (24,), np.uint32))
-        if not np.array_equal(grid.ravel(), flat):
-            raise CheckFailure("a (4, 6) request is not the stream in C order")
+        out = {k: np.asarray(v) for k, v in jax.jit(program)(_key(impl, 9)).items()}
+    stream = out["uint8"]
+    for width in (16, 32, 64):
+        words = out[f"uint{width}"]
+        if not np.array_equal(words.astype(words.dtype.newbyteorder("<")).view(np.uint8), stream):
+            raise CheckFailure(f"width {width} does not read the width-8 byte stream")
+    if not np.array_equal(out["grid"].ravel(), out["flat"]):
+        raise CheckFailure("a (4, 6) request is not the stream in C order")
 
 
 _RUNNERS: Final[dict[str, Callable[[RngImpl], None]]] = {

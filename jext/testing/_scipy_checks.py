@@ -6,7 +6,9 @@ import functools
 import importlib
 import math
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from typing import Any, Final
 
 import jax
@@ -22,13 +24,20 @@ from jext.testing._report import (
     guarded,
 )
 
-__all__ = ["SCIPY_CHECKS", "oracle_of", "run_scipy_check", "scipy_report"]
+__all__ = [
+    "SCIPY_CHECKS",
+    "oracle_of",
+    "run_scipy_check",
+    "scipy_report",
+    "start_session",
+]
 
 SCIPY_CHECKS: Final = ("values", "edge_cases", "gradients", "jit_vmap")
 """Every check run on a SciPy wrapper, in the order they run."""
 
 _SAMPLES: Final = 2000
 _GRAD_SAMPLES: Final = 16
+_JIT_VMAP_POINTS: Final = 8
 _SPECIAL_VALUES: Final = (0.0, -0.0, math.inf, -math.inf, math.nan)
 
 
@@ -54,13 +63,6 @@ def _sample(rng: np.random.Generator, domain: Domain, n: int, *, shrink: float =
         else:
             args.append(rng.uniform(lo, hi, n))
     return args
-
-
-def _evaluate(wrapper: ScipyWrapper, args: Sequence[Any], kwargs: Any, dtype: str) -> Any:
-    with jax.enable_x64(dtype == "float64"):
-        typed = [jnp.asarray(np.asarray(a, dtype)) for a in args]
-        out = jax.jit(functools.partial(wrapper.function, **kwargs))(*typed)
-        return np.asarray(out)
 
 
 def _in_dtype(values: Any, dtype: str) -> Any:
@@ -101,19 +103,196 @@ def _compare(
     return worst
 
 
-def check_values(wrapper: ScipyWrapper) -> float | None:
+KwKey = tuple[tuple[str, Any], ...]
+
+
+def _kw_key(kwargs: Mapping[str, Any]) -> KwKey:
+    return tuple(sorted(kwargs.items()))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Every point the checks evaluate a wrapper at, laid out for one program per dtype and
+    set of static keyword arguments (a branch ``k=-1`` is another program).
+
+    ``layout[kw]`` lists the segments of the argument vectors for that ``kw`` in order:
+    ``("values", d)``, ``("edges", None)`` and ``("jit_vmap", None)``, each with its length.
+    """
+
+    columns: dict[KwKey, list[np.ndarray[Any, Any]]]  # float64 argument columns
+    layout: dict[KwKey, list[tuple[str, int | None, int, int]]]  # (part, domain, start, stop)
+    values: dict[int, list[np.ndarray[Any, Any]]]
+    edges: dict[KwKey, list[np.ndarray[Any, Any]]]
+    jit_vmap: list[np.ndarray[Any, Any]]
+    grads: dict[KwKey, list[np.ndarray[Any, Any]]]  # gradient points, concatenated domains
+    grad_domains: dict[KwKey, list[tuple[int, int, int]]]  # (domain, start, stop)
+
+    def segment(self, kw: KwKey, part: str, domain: int | None = None) -> slice:
+        for name, d, start, stop in self.layout[kw]:
+            if name == part and d == domain:
+                return slice(start, stop)
+        raise KeyError((kw, part, domain))
+
+
+def _plan(wrapper: ScipyWrapper) -> _Plan:
+    values = {
+        d: _sample(_rng(wrapper, f"values{d}"), domain, _SAMPLES)
+        for d, domain in enumerate(wrapper.domains)
+    }
+    edge_points: dict[KwKey, list[tuple[float, ...]]] = {}
+    for edge in _edge_points(wrapper):
+        edge_points.setdefault(_kw_key(edge.kwargs), []).append(edge.args)
+    edges = {
+        kw: [np.array(col, np.float64) for col in zip(*points, strict=True)]
+        for kw, points in edge_points.items()
+    }
+    first = wrapper.domains[0]
+    jit_vmap = _sample(_rng(wrapper, "jit_vmap"), first, _JIT_VMAP_POINTS, shrink=0.01)
+    columns: dict[KwKey, list[np.ndarray[Any, Any]]] = {}
+    layout: dict[KwKey, list[tuple[str, int | None, int, int]]] = {}
+
+    def append(kw: KwKey, part: str, domain: int | None, args: list[Any]) -> None:
+        cols = columns.setdefault(kw, [])
+        start = len(cols[0]) if cols else 0
+        if cols:
+            columns[kw] = [
+                np.concatenate([c, np.asarray(a, np.float64)])
+                for c, a in zip(cols, args, strict=True)
+            ]
+        else:
+            columns[kw] = [np.asarray(a, np.float64) for a in args]
+        layout.setdefault(kw, []).append((part, domain, start, start + len(args[0])))
+
+    for d, domain in enumerate(wrapper.domains):
+        append(_kw_key(domain.kwargs), "values", d, values[d])
+    for kw, cols in edges.items():
+        append(kw, "edges", None, cols)
+    append(_kw_key(first.kwargs), "jit_vmap", None, jit_vmap)
+    grads: dict[KwKey, list[np.ndarray[Any, Any]]] = {}
+    grad_domains: dict[KwKey, list[tuple[int, int, int]]] = {}
+    if wrapper.differentiable:
+        for d, domain in enumerate(wrapper.domains):
+            kw = _kw_key(domain.kwargs)
+            args = _sample(_rng(wrapper, f"grad{d}"), domain, _GRAD_SAMPLES, shrink=0.02)
+            have = grads.get(kw)
+            start = len(have[0]) if have else 0
+            grads[kw] = (
+                [np.concatenate([h, a]) for h, a in zip(have, args, strict=True)] if have else args
+            )
+            grad_domains.setdefault(kw, []).append((d, start, start + len(args[0])))
+    return _Plan(columns, layout, values, edges, jit_vmap, grads, grad_domains)
+
+
+class _Session:
+    """The evaluations of one wrapper that its checks share: one compiled program per dtype
+    and keyword set computes every point of every check (values, edge cases, ``vmap`` and
+    scalar calls, gradients), instead of one program per check, domain and shape.
+
+    If the shared program fails (a wrapper that cannot be differentiated, say), each check
+    evaluates only its own part, so the failure is reported by the check it concerns.
+    """
+
+    def __init__(self, wrapper: ScipyWrapper) -> None:
+        self.wrapper = wrapper
+        self.plan = _plan(wrapper)
+        self._results: dict[tuple[str, KwKey, str], Any] = {}
+        self._pending: dict[tuple[str, KwKey, str], Future[Any]] = {}
+
+    def start(self, pool: Executor) -> None:
+        """Compile and run every shared program on ``pool`` ahead of the checks.
+
+        XLA compiles without holding the GIL, so programs compile side by side on the
+        machine's cores while the caller compares earlier results with SciPy.
+        """
+        for kw in self.plan.columns:
+            for dtype in self.wrapper.dtypes:
+                key = (dtype, kw, "all")
+                if key not in self._results and key not in self._pending:
+                    self._pending[key] = pool.submit(self._guarded, dtype, kw, "all")
+
+    def get(self, dtype: str, kw: KwKey, part: str) -> Any:
+        """``part`` ("eval", "jit_vmap" or "grad") of the program for ``dtype`` and ``kw``."""
+        everything = self._run(dtype, kw, "all")
+        if not isinstance(everything, BaseException):
+            return everything[part]
+        alone = self._run(dtype, kw, part)
+        if isinstance(alone, BaseException):
+            raise alone
+        return alone[part]
+
+    def _run(self, dtype: str, kw: KwKey, parts: str) -> Any:
+        key = (dtype, kw, parts)
+        if key not in self._results:
+            pending = self._pending.pop(key, None)
+            self._results[key] = (
+                pending.result() if pending is not None else self._guarded(dtype, kw, parts)
+            )
+        return self._results[key]
+
+    def _guarded(self, dtype: str, kw: KwKey, parts: str) -> Any:
+        try:
+            return self._evaluate(dtype, kw, parts)
+        except Exception as err:  # reported by the check that needs this part
+            return err
+
+    def _evaluate(self, dtype: str, kw: KwKey, parts: str) -> dict[str, Any]:
+        wrapper, plan = self.wrapper, self.plan
+        f = functools.partial(wrapper.function, **dict(kw))
+        want = {"eval", "jit_vmap", "grad"} if parts == "all" else {parts}
+        first = wrapper.domains[0]
+        if dtype != wrapper.dtypes[0] or kw != _kw_key(first.kwargs):
+            want.discard("jit_vmap")
+        if dtype != "float64" or kw not in plan.grads:
+            want.discard("grad")
+        if parts != "all" and parts not in want:
+            raise CheckSkipped(f"nothing to evaluate for {parts}")
+        jv_slice = plan.segment(kw, "jit_vmap") if "jit_vmap" in want else None
+        differentiable = wrapper.differentiable
+
+        def program(columns: list[Any], grad_columns: list[Any]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            if "eval" in want or "jit_vmap" in want:
+                out["eval"] = f(*columns)
+            if jv_slice is not None:
+                jv = [c[jv_slice] for c in columns]
+                out["jit_vmap"] = {
+                    "vmap": jax.vmap(f)(*jv),
+                    # The body is traced with scalar arguments: a loop of scalar calls.
+                    "scalar": jax.lax.map(lambda xs: f(*xs), tuple(jv)),
+                }
+            if "grad" in want:
+                out["grad"] = {
+                    i: jax.vmap(jax.grad(f, argnums=i))(*grad_columns) for i in differentiable
+                }
+            return out
+
+        with jax.enable_x64(dtype == "float64"):
+            columns = [jnp.asarray(np.asarray(c, dtype)) for c in plan.columns[kw]]
+            grad_columns = (
+                [jnp.asarray(c) for c in plan.grads.get(kw, [])] if "grad" in want else []
+            )
+            out = jax.jit(program)(columns, grad_columns)
+            result: dict[str, Any] = jax.tree.map(np.asarray, out)
+            return result
+
+
+def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """Values agree with SciPy on the sampled domains, in every supported dtype."""
+    session = session or _Session(wrapper)
     oracle = oracle_of(wrapper)
     worst = 0.0
     for d, domain in enumerate(wrapper.domains):
-        args = _sample(_rng(wrapper, f"values{d}"), domain, _SAMPLES)
+        kw = _kw_key(domain.kwargs)
+        where = session.plan.segment(kw, "values", d)
         for dtype in wrapper.dtypes:
-            rounded = [np.asarray(a, dtype).astype(np.float64) for a in args]
-            got = _evaluate(wrapper, rounded, domain.kwargs, dtype)
+            rounded = [np.asarray(a, dtype).astype(np.float64) for a in session.plan.values[d]]
+            got = session.get(dtype, kw, "eval")[where]
             want = _in_dtype(oracle(*rounded, **domain.kwargs), dtype)
             rtol, atol = wrapper.tolerances[dtype]
-            kw = f" with {dict(domain.kwargs)}" if domain.kwargs else ""
-            worst = max(worst, _compare(got, want, rtol, atol, f"{dtype} domain {d}{kw}", rounded))
+            kwtext = f" with {dict(domain.kwargs)}" if domain.kwargs else ""
+            worst = max(
+                worst, _compare(got, want, rtol, atol, f"{dtype} domain {d}{kwtext}", rounded)
+            )
     return worst
 
 
@@ -129,72 +308,68 @@ def _edge_points(wrapper: ScipyWrapper) -> list[EdgeCase]:
     return points
 
 
-def check_edge_cases(wrapper: ScipyWrapper) -> float | None:
+def check_edge_cases(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """+-0, +-inf, nan, the domain boundaries and declared edge cases equal SciPy's values."""
+    session = session or _Session(wrapper)
     oracle = oracle_of(wrapper)
-    groups: dict[tuple[tuple[str, Any], ...], list[tuple[float, ...]]] = {}
-    for edge in _edge_points(wrapper):
-        groups.setdefault(tuple(sorted(edge.kwargs.items())), []).append(edge.args)
     worst = 0.0
-    for kw_items, points in groups.items():
-        kwargs = dict(kw_items)
-        columns = [np.array(col, np.float64) for col in zip(*points, strict=True)]
+    for kw, columns in session.plan.edges.items():
+        kwargs = dict(kw)
+        where = session.plan.segment(kw, "edges")
         for dtype in wrapper.dtypes:
-            # All points of a group in one call: one compilation per group and dtype.
             args = [c.astype(dtype).astype(np.float64) for c in columns]
-            got = _evaluate(wrapper, args, kwargs, dtype)
+            got = session.get(dtype, kw, "eval")[where]
             want = _in_dtype(oracle(*args, **kwargs), dtype)
             rtol, atol = wrapper.tolerances[dtype]
-            kw = f" with {kwargs}" if kwargs else ""
-            worst = max(worst, _compare(got, want, rtol, atol, f"{dtype} edge case{kw}", args))
+            kwtext = f" with {kwargs}" if kwargs else ""
+            worst = max(worst, _compare(got, want, rtol, atol, f"{dtype} edge case{kwtext}", args))
     return worst
 
 
-def check_gradients(wrapper: ScipyWrapper) -> float | None:
+def check_gradients(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """Gradients in the differentiable arguments agree with finite differences of SciPy."""
     if not wrapper.differentiable:
         raise CheckSkipped("the wrapper declares no differentiable argument")
     if "float64" not in wrapper.dtypes:
         raise CheckSkipped("gradients are checked in float64, which the wrapper does not support")
+    session = session or _Session(wrapper)
     oracle = oracle_of(wrapper)
     worst = 0.0
-    for d, domain in enumerate(wrapper.domains):
-        args = _sample(_rng(wrapper, f"grad{d}"), domain, _GRAD_SAMPLES, shrink=0.02)
-        for i in wrapper.differentiable:
-            with jax.enable_x64(True):
-                f = functools.partial(wrapper.function, **domain.kwargs)
-                grad = jax.jit(jax.vmap(jax.grad(f, argnums=i)))
-                got = np.asarray(grad(*[jnp.asarray(a) for a in args]))
-            h = 1e-6 * np.maximum(1.0, np.abs(args[i]))
-            up, down = list(args), list(args)
-            up[i], down[i] = args[i] + h, args[i] - h
-            fd = (oracle(*up, **domain.kwargs) - oracle(*down, **domain.kwargs)) / (2 * h)
-            scale = float(np.max(np.abs(fd[np.isfinite(fd)]), initial=1.0))
-            worst = max(
-                worst,
-                _compare(got, fd, 1e-5, 1e-7 * scale, f"d/d(argument {i}), domain {d}", args),
-            )
+    for kw, columns in session.plan.grads.items():
+        grads = session.get("float64", kw, "grad")
+        for d, start, stop in session.plan.grad_domains[kw]:
+            domain = wrapper.domains[d]
+            args = [c[start:stop] for c in columns]
+            for i in wrapper.differentiable:
+                got = grads[i][start:stop]
+                h = 1e-6 * np.maximum(1.0, np.abs(args[i]))
+                up, down = list(args), list(args)
+                up[i], down[i] = args[i] + h, args[i] - h
+                fd = (oracle(*up, **domain.kwargs) - oracle(*down, **domain.kwargs)) / (2 * h)
+                scale = float(np.max(np.abs(fd[np.isfinite(fd)]), initial=1.0))
+                worst = max(
+                    worst,
+                    _compare(got, fd, 1e-5, 1e-7 * scale, f"d/d(argument {i}), domain {d}", args),
+                )
     return worst
 
 
-def check_jit_vmap(wrapper: ScipyWrapper) -> float | None:
-    """``jit`` on a vector, ``vmap``, and a loop of scalar calls agree."""
-    domain = wrapper.domains[0]
-    args = _sample(_rng(wrapper, "jit_vmap"), domain, 8, shrink=0.01)
+def check_jit_vmap(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
+    """``jit`` on a vector, ``vmap``, and scalar calls (``lax.map``) agree."""
+    session = session or _Session(wrapper)
     dtype = wrapper.dtypes[0]
-    with jax.enable_x64(dtype == "float64"):
-        typed = [jnp.asarray(np.asarray(a, dtype)) for a in args]
-        f = functools.partial(wrapper.function, **domain.kwargs)
-        vector = np.asarray(jax.jit(f)(*typed))
-        mapped = np.asarray(jax.jit(jax.vmap(f))(*typed))
-        scalar = jax.jit(f)
-        looped = np.stack([np.asarray(scalar(*(t[k] for t in typed))) for k in range(8)])
+    kw = _kw_key(wrapper.domains[0].kwargs)
+    vector = session.get(dtype, kw, "eval")[session.plan.segment(kw, "jit_vmap")]
+    parts = session.get(dtype, kw, "jit_vmap")
+    args = session.plan.jit_vmap
     rtol = wrapper.tolerances[dtype][0]
-    worst = _compare(mapped, vector, rtol, 0.0, "vmap vs jit", args)
-    return max(worst, _compare(looped, vector, rtol, 0.0, "a loop of scalar calls vs jit", args))
+    worst = _compare(parts["vmap"], vector, rtol, 0.0, "vmap vs jit", args)
+    return max(
+        worst, _compare(parts["scalar"], vector, rtol, 0.0, "scalar calls vs jit on a vector", args)
+    )
 
 
-_RUNNERS: Final[dict[str, Callable[[ScipyWrapper], float | None]]] = {
+_RUNNERS: Final[dict[str, Callable[[ScipyWrapper, _Session], float | None]]] = {
     "values": check_values,
     "edge_cases": check_edge_cases,
     "gradients": check_gradients,
@@ -202,13 +377,24 @@ _RUNNERS: Final[dict[str, Callable[[ScipyWrapper], float | None]]] = {
 }
 
 
-def run_scipy_check(wrapper: ScipyWrapper, check: str) -> CheckResult:
+def run_scipy_check(
+    wrapper: ScipyWrapper, check: str, session: _Session | None = None
+) -> CheckResult:
+    """Run one check; ``session`` shares compiled evaluations with the wrapper's other checks."""
+
     def run() -> float | None:
         # inf - inf and 0/0 at edge cases are expected, not warnings worth raising.
         with np.errstate(all="ignore"):
-            return _RUNNERS[check](wrapper)
+            return _RUNNERS[check](wrapper, session or _Session(wrapper))
 
     return guarded(check, run)
+
+
+def start_session(wrapper: ScipyWrapper, pool: Executor) -> _Session:
+    """The shared evaluations of ``wrapper``, started on ``pool``; pass to :func:`scipy_report`."""
+    session = _Session(wrapper)
+    session.start(pool)
+    return session
 
 
 def scipy_report(
@@ -218,10 +404,14 @@ def scipy_report(
     plugin: str | None = None,
     kind: str = "scipy",
     progress: Callable[[str, CheckResult], None] | None = None,
+    session: _Session | None = None,
 ) -> PrimitiveReport:
+    """Run ``checks`` on ``wrapper``; ``session`` (see :func:`start_session`) may have
+    started its evaluations already."""
     results = []
+    session = session or _Session(wrapper)
     for check in checks:
-        result = run_scipy_check(wrapper, check)
+        result = run_scipy_check(wrapper, check, session)
         if progress is not None:
             progress(wrapper.qualified_name, result)
         results.append(result)
