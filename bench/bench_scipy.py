@@ -107,6 +107,53 @@ def _family_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _special_families_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """The Bessel, elliptic and error/gamma families (``_functions/_*_family.py``)."""
+    from jext_scipy_special._functions import _bessel_family as bf
+    from jext_scipy_special._functions import _elliptic_family as ef
+    from jext_scipy_special._functions import _gamma_family as gf
+    from jext_scipy_special._functions._gamma import gammainccinv
+
+    def logu(lo: float, hi: float) -> np.ndarray:
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), N))
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    return {
+        "iv": (bf.iv, sc.iv, (u(-20.0, 20.0), u(1e-3, 100.0))),
+        "ive": (bf.ive, sc.ive, (u(-20.0, 20.0), u(1e-3, 100.0))),
+        "k0": (bf.k0, sc.k0, (logu(1e-6, 700.0),)),
+        "k0e": (bf.k0e, sc.k0e, (logu(1e-6, 1e4),)),
+        "k1": (bf.k1, sc.k1, (logu(1e-6, 700.0),)),
+        "k1e": (bf.k1e, sc.k1e, (logu(1e-6, 1e4),)),
+        "kn": (bf.kn, lambda n, x: sc.kn(n.astype(int), x), (np.round(u(-20, 20)), u(1e-3, 100.0))),
+        "elliprf": (ef.elliprf, sc.elliprf, (logu(1e-3, 1e3), logu(1e-3, 1e3), logu(1e-3, 1e3))),
+        "elliprd": (ef.elliprd, sc.elliprd, (logu(1e-3, 1e3), logu(1e-3, 1e3), logu(1e-3, 1e3))),
+        "elliprc": (ef.elliprc, sc.elliprc, (logu(1e-3, 1e3), logu(1e-3, 1e3))),
+        "elliprj": (
+            ef.elliprj,
+            sc.elliprj,
+            (logu(1e-3, 1e3), logu(1e-3, 1e3), logu(1e-3, 1e3), logu(1e-3, 1e3)),
+        ),
+        "elliprg": (ef.elliprg, sc.elliprg, (logu(1e-3, 1e3), logu(1e-3, 1e3), logu(1e-3, 1e3))),
+        "ellipkinc": (ef.ellipkinc, sc.ellipkinc, (u(-10.0, 10.0), u(-5.0, 0.99))),
+        "ellipeinc": (ef.ellipeinc, sc.ellipeinc, (u(-10.0, 10.0), u(-5.0, 1.0))),
+        "ellipj": (
+            lambda a, m: jnp.stack(ef.ellipj(a, m)),
+            lambda a, m: np.stack(sc.ellipj(a, m)),
+            (u(-10.0, 10.0), u(0.0, 1.0)),
+        ),
+        "agm": (ef.agm, sc.agm, (logu(1e-3, 1e3), logu(1e-3, 1e3))),
+        "erfi": (gf.erfi, sc.erfi, (u(-26.0, 26.0),)),
+        "ndtri_exp": (gf.ndtri_exp, sc.ndtri_exp, (u(-800.0, 0.0),)),
+        "rgamma": (gf.rgamma, sc.rgamma, (u(-30.0, 170.0),)),
+        "binom": (gf.binom, sc.binom, (u(0.0, 60.0), u(0.0, 20.0))),
+        "powm1": (gf.powm1, sc.powm1, (u(0.01, 100.0), u(-50.0, 50.0))),
+        "gammainccinv": (gammainccinv, sc.gammainccinv, (logu(0.1, 100.0), u(0.0, 1.0))),
+    }
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -136,7 +183,7 @@ def main() -> int:
     print(f"{'function':<16}{'scipy median':>14}{'jax median':>14}{'scipy/jax':>11}  goal >= 1.0")
     missed = 0
     only = set(sys.argv[1:])
-    cases = _inputs(rng) | _family_inputs(rng)
+    cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
             continue
@@ -145,7 +192,7 @@ def main() -> int:
             sp_fn,
             args,
             reps=3
-            if name in ("gammaincinv", "chdtri", "pdtri")
+            if name in ("gammaincinv", "gammainccinv", "chdtri", "pdtri")
             else 5
             if name in ("gdtr", "gdtrc", "chdtr", "chdtrc", "pdtr", "pdtrc")
             else 7,

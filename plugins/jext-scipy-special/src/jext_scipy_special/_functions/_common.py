@@ -7,6 +7,8 @@ array arguments (float32, or float64 under ``jax_enable_x64``).
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -37,6 +39,7 @@ __all__ = [
 ]
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 #: Taylor coefficients of ``1/Gamma(1+x)`` about 0 (computed with mpmath at
 #: 40 digits; the series is entire; cf. Abramowitz & Stegun 6.1.34).
@@ -98,7 +101,7 @@ def as_float_arrays(*args: ArrayLike) -> tuple[jax.Array, ...]:
     return tuple(jnp.broadcast_arrays(*converted))
 
 
-def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+def entry_point(kernel: Callable[..., T]) -> Callable[..., T]:
     """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))``.
 
     Public functions call through this so that eager (un-jitted) calls are
@@ -107,10 +110,21 @@ def entry_point(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
     inner one is simply inlined.
     """
 
-    def run(*args: ArrayLike) -> jax.Array:
-        return kernel(*as_float_arrays(*args))
+    def run(*args: ArrayLike) -> T:
+        arrays = as_float_arrays(*args)
+        shape = arrays[0].shape
+        if math.prod(shape) != 1:
+            return kernel(*arrays)
+        # XLA compiles one-element arrays as scalars and rounds some operations
+        # differently from arrays of two or more; computing a single element as
+        # one lane of two keeps its value the same as in any batch.  (A
+        # concatenation, not a broadcast: XLA would sink the elementwise work
+        # below a broadcast and compute it as a scalar again.)
+        out = kernel(*(jnp.concatenate([a.reshape(1), a.reshape(1)]) for a in arrays))
+        result: T = jax.tree.map(lambda o: o[0].reshape(shape), out)
+        return result
 
-    compiled: Callable[..., jax.Array] = jax.jit(run)
+    compiled: Callable[..., T] = jax.jit(run)
     return compiled
 
 
@@ -240,6 +254,10 @@ def chunked(
     return tuple(o.reshape(-1)[:size].reshape(shape) for o in out)
 
 
+def _keep_if(done: jax.Array, old: jax.Array, new: jax.Array) -> jax.Array:
+    return jnp.where(done, old, new)
+
+
 def iterate(
     step: Callable[[jax.Array, S], S],
     state: S,
@@ -250,19 +268,22 @@ def iterate(
 ) -> S:
     """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until ``converged(state)``.
 
-    ``converged`` returns a boolean array; the ``lax.while_loop`` stops once it
-    is all true or after ``max_iter`` (rounded up to a multiple of ``unroll``)
-    steps.  Steps are taken ``unroll`` at a time with one convergence test per
-    group; elements that have converged keep iterating with the rest (the
-    step functions must tolerate that: the fractions and series used here are
-    stationary once converged, and Steed's CF2 freezes its sums).  Small
-    loop bodies without per-element masking matter a lot for XLA on CPU.
+    ``converged`` returns a boolean array shaped like every leaf of the state;
+    the ``lax.while_loop`` stops once it is all true or after ``max_iter``
+    (rounded up to a multiple of ``unroll``) steps.  Steps are taken ``unroll``
+    at a time with one loop test per group.  An element's state is frozen from
+    the step at which its own ``converged`` first holds: without that, a
+    converged element would go on iterating while the slowest element of its
+    batch has not converged, and the last bits of its value would depend on
+    which other elements it was computed with.
     """
 
     def body(carry: tuple[jax.Array, S]) -> tuple[jax.Array, S]:
         i, st = carry
         for k in range(unroll):
-            st = step(i + float(k), st)
+            st = jax.tree.map(
+                functools.partial(_keep_if, converged(st)), st, step(i + float(k), st)
+            )
         return i + float(unroll), st
 
     def cond(carry: tuple[jax.Array, S]) -> jax.Array:

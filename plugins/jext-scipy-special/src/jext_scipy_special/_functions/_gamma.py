@@ -54,7 +54,7 @@ from ._common import (
 )
 from ._erf import ndtri
 
-__all__ = ["gammaincinv", "log_gamma1p"]
+__all__ = ["gammainccinv", "gammaincinv", "log_gamma1p"]
 
 _BIG_A = 10.0
 _HALLEY_CAP = (40, 20)  # Halley iterations (float64, float32); 3 suffice in practice
@@ -250,7 +250,8 @@ def _initial_guess(a: jax.Array, y: jax.Array, q: jax.Array, lg1p: jax.Array) ->
         corr = jnp.log1p(jnp.maximum((a - 1.0) / x_up, -0.5))
         x_up = jnp.maximum(base + (a - 1.0) * jnp.log(x_up) + corr, 0.5 * x_up)
     # Centre: Wilson-Hilferty.
-    t = ndtri(y)
+    # From the side whose probability is exact (y rounds to 1 for tiny q).
+    t = jnp.where(lower, ndtri(y), -ndtri(q))
     c = 1.0 / (9.0 * a)
     wh = 1.0 - c + t * jnp.sqrt(c)
     x_wh = a * wh * wh * wh
@@ -332,18 +333,21 @@ def _halley_step(pb: _Problem, x: jax.Array, done: jax.Array) -> tuple[jax.Array
     return jnp.where(done | ~ok, x, x_new), done | (rel <= tol) | ~ok
 
 
-def _gammaincinv_impl(a: jax.Array, y: jax.Array) -> jax.Array:
+def _gammaincinv_impl(a: jax.Array, y: jax.Array, q: jax.Array) -> jax.Array:
+    """The root of ``P(a, x) = y``, given ``y`` and ``q = 1 - y`` each to full
+    relative accuracy (the lower side uses ``y``, the upper side ``q``)."""
     max_iter = _HALLEY_CAP[0] if is_double(y) else _HALLEY_CAP[1]
-    valid = (a > 0.0) & (a < jnp.inf) & (y > 0.0) & (y < 1.0)
+    valid = (a > 0.0) & (a < jnp.inf) & (y > 0.0) & (q > 0.0)
     a_ = jnp.where(valid, a, 1.0)
     y_ = jnp.where(valid, y, 0.5)
+    q_ = jnp.where(valid, q, 0.5)
     lg1p = log_gamma1p(a_)
     pb = _Problem(
         a=a_,
         y=y_,
-        q=1.0 - y_,
+        q=q_,
         log_y=jnp.log(y_),
-        log_q=jnp.log(1.0 - y_),
+        log_q=jnp.log(q_),
         lower=y_ <= 0.5,
         lg1p=lg1p,
         rg1p=jnp.exp(-lg1p),
@@ -364,9 +368,9 @@ def _gammaincinv_impl(a: jax.Array, y: jax.Array) -> jax.Array:
     x = lax.while_loop(cond, body, init)[1]
     x = jnp.where(underflow, 0.0, x)
     x = jnp.where(y == 0.0, 0.0, x)
-    x = jnp.where(y == 1.0, jnp.inf, x)
-    bad = jnp.isnan(a) | jnp.isnan(y) | (a < 0.0) | (y < 0.0) | (y > 1.0)
-    bad = bad | (((a == 0.0) | (a == jnp.inf)) & (y > 0.0) & (y < 1.0))
+    x = jnp.where(q == 0.0, jnp.inf, x)
+    bad = jnp.isnan(a) | jnp.isnan(y) | jnp.isnan(q) | (a < 0.0) | (y < 0.0) | (q < 0.0)
+    bad = bad | (((a == 0.0) | (a == jnp.inf)) & (y > 0.0) & (q > 0.0))
     return jnp.where(bad, jnp.nan, x)
 
 
@@ -386,7 +390,7 @@ def _cost_class(a: jax.Array, y: jax.Array) -> jax.Array:
 @jax.custom_jvp
 def _gammaincinv(a: jax.Array, y: jax.Array) -> jax.Array:
     return partitioned(
-        lambda aa, yy: (_gammaincinv_impl(aa, yy),), _cost_class(a, y), _NCLASS, a, y
+        lambda aa, yy: (_gammaincinv_impl(aa, yy, 1.0 - yy),), _cost_class(a, y), _NCLASS, a, y
     )[0]
 
 
@@ -434,3 +438,48 @@ def gammaincinv(a: ArrayLike, y: ArrayLike) -> jax.Array:
     differentiating with respect to ``a`` raises ``NotImplementedError``.
     """
     return _GAMMAINCINV(a, y)
+
+
+@jax.custom_jvp
+def _gammainccinv(a: jax.Array, q: jax.Array) -> jax.Array:
+    # y = 1 - q is only used where q >= 1/2 (exact there, Sterbenz).
+    return partitioned(
+        lambda aa, qq: (_gammaincinv_impl(aa, 1.0 - qq, qq),),
+        _cost_class(a, 1.0 - q),
+        _NCLASS,
+        a,
+        q,
+    )[0]
+
+
+def _gammainccinv_jvp(
+    primals: tuple[jax.Array, jax.Array], tangents: tuple[object, object]
+) -> tuple[jax.Array, jax.Array]:
+    a, q = primals
+    da, dq = tangents
+    nondiff(da, "gammainccinv", "a")
+    x = _gammainccinv(a, q)
+    dxdq = -x / a * jnp.exp(-_log_prefactor(a, x, log_gamma1p(a)))
+    dxdq = jnp.where(x == 0.0, 0.0, dxdq)
+    return x, dxdq * tangent(dq, q)
+
+
+_gammainccinv.defjvp(_gammainccinv_jvp, symbolic_zeros=True)
+
+_GAMMAINCCINV = entry_point(_gammainccinv)
+
+
+def gammainccinv(a: ArrayLike, y: ArrayLike) -> jax.Array:
+    """Inverse of the regularised upper incomplete gamma function.
+
+    Mirrors ``scipy.special.gammainccinv``: returns ``x >= 0`` with
+    ``gammaincc(a, x) = y``.  Same method as :func:`gammaincinv`, with the
+    small upper-tail probability ``y`` used as given (no ``1 - y``), so tiny
+    ``y`` keep full relative accuracy.
+
+    Domain: ``a > 0``, ``0 <= y <= 1``; ``gammainccinv(a, 1) = 0``,
+    ``gammainccinv(a, 0) = inf``; ``a < 0``, ``y`` outside ``[0, 1]`` or nan give nan.
+
+    Differentiable in ``y`` only: ``dx/dy = -Gamma(a) x^(1-a) e^x``.
+    """
+    return _GAMMAINCCINV(a, y)

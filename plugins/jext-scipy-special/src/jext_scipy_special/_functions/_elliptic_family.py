@@ -1,0 +1,596 @@
+"""Carlson's symmetric integrals, incomplete elliptic integrals, Jacobi functions and the AGM.
+
+Methods:
+
+* ``elliprf, elliprd, elliprc, elliprj`` (real arguments): Carlson's duplication
+  theorem (B. C. Carlson, "Numerical computation of real or complex elliptic
+  integrals", Numer. Algorithms 10 (1995) 13-26; DLMF 19.36.i): the arguments
+  are replaced by ``(x + lambda)/4``, ``lambda = sqrt(x)sqrt(y) + sqrt(y)sqrt(z)
+  + sqrt(z)sqrt(x)``, until their relative spread about the mean is below
+  ``2.5e-3`` (float64; float32 ``5e-2``), then the fifth-order Taylor series in
+  the elementary symmetric functions is summed.  Each element stops iterating
+  on its own (values do not depend on the other elements of a call).
+  ``elliprj`` sums ``RC(1, 1 + e_m)`` in closed form (``atan``/``atanh``, a
+  series near 0); negative ``y`` in ``elliprc`` and negative ``p`` in
+  ``elliprj`` are outside the declared domain (``elliprc`` uses the Cauchy
+  principal value ``sqrt(x/(x-y)) RC(x-y, -y)``).
+* ``elliprg = (z RF - (x-z)(y-z) RD / 3 + sqrt(x y / z)) / 2`` (DLMF 19.21.10)
+  with ``z`` the median argument, so that all three terms are non-negative.
+* ``ellipkinc(phi, m) = s RF(c^2, 1 - m s^2, 1)`` and ``ellipeinc = s RF
+  - m s^3 RD(c^2, 1 - m s^2, 1) / 3`` (``s, c = sin, cos`` of ``phi`` reduced
+  modulo ``pi``), plus ``2 n K(m)`` / ``2 n E(m)`` for the ``n`` half periods
+  (DLMF 19.25.5, 19.25.9).
+* ``ellipj``: the descending Landen / AGM scheme (A&S 16.4): ``a_{n+1} = (a_n +
+  b_n)/2``, ``b_{n+1} = sqrt(a_n b_n)``, ``phi_N = 2^N a_N u``, then
+  ``phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2``.
+* ``agm``: the arithmetic-geometric mean iteration, a fixed number of steps
+  (quadratic convergence once the ratio is near 1; enough for any ratio of
+  representable numbers).
+
+Derivatives: ``dRF/dx = -RD(y, z, x)/6`` (DLMF 19.18.1), ``RC = RF(x, y, y)``;
+``dRD/dx = (RD(x, y, z) - RD(y, z, x)) / (2 (z - x))`` (partial fractions in
+the integral) and ``dRD/dz`` from homogeneity (``sum x_i d/dx_i RD = -3/2 RD``);
+``elliprg``, ``ellipkinc``, ``ellipeinc`` and ``agm`` are differentiated
+through those; ``ellipj`` in ``u``: ``sn' = cn dn``, ``cn' = -sn dn``,
+``dn' = -m sn cn``, ``am' = dn``.  ``elliprj`` and ``ellipj``'s ``m`` carry no
+derivative here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+
+from ._common import entry_point, is_double, iterate, nondiff, tangent
+from ._declare import special_wrapper
+from ._elliptic import ellipe, ellipk
+
+__all__ = [
+    "WRAPPERS",
+    "agm",
+    "ellipeinc",
+    "ellipj",
+    "ellipkinc",
+    "elliprc",
+    "elliprd",
+    "elliprf",
+    "elliprg",
+    "elliprj",
+]
+
+_MAX_DUP = 1200  # duplications (bounded by the exponent range; ~30 typical)
+
+
+def _tol(x: jax.Array) -> float:
+    return 2.5e-3 if is_double(x) else 5e-2
+
+
+def _lam(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    sx, sy, sz = jnp.sqrt(x), jnp.sqrt(y), jnp.sqrt(z)
+    return sx * sy + sy * sz + sz * sx
+
+
+# ---------------------------------------------------------------- RF
+def _rf_impl(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    bad = (x < 0.0) | (y < 0.0) | (z < 0.0) | jnp.isnan(x + y + z)
+    zeros = ((x == 0.0).astype(jnp.int32) + (y == 0.0) + (z == 0.0)) >= 2
+    inf = jnp.isinf(x) | jnp.isinf(y) | jnp.isinf(z)
+    ok = ~(bad | zeros | inf)
+    x0, y0, z0 = (jnp.where(ok, v, 1.0) for v in (x, y, z))
+    tol = _tol(x)
+
+    def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        a, b, c = st
+        lam = _lam(a, b, c)
+        return (a + lam) * 0.25, (b + lam) * 0.25, (c + lam) * 0.25
+
+    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
+        a, b, c = st
+        m = (a + b + c) / 3.0
+        return jnp.maximum(jnp.maximum(jnp.abs(m - a), jnp.abs(m - b)), jnp.abs(m - c)) < tol * m
+
+    init: tuple[jax.Array, ...] = (x0, y0, z0)
+    a, b, c = iterate(step, init, converged, _MAX_DUP, x.dtype)
+    m = (a + b + c) / 3.0
+    dx, dy = 1.0 - a / m, 1.0 - b / m
+    dz = -(dx + dy)
+    e2 = dx * dy - dz * dz
+    e3 = dx * dy * dz
+    poly = 1.0 - e2 / 10.0 + e3 / 14.0 + e2 * e2 / 24.0 - 3.0 * e2 * e3 / 44.0
+    out = poly / jnp.sqrt(m)
+    out = jnp.where(inf & ~bad, 0.0, out)
+    return jnp.where(bad, jnp.nan, jnp.where(zeros & ~bad, jnp.inf, out))
+
+
+# ---------------------------------------------------------------- RD
+def _rd_impl(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    bad = (x < 0.0) | (y < 0.0) | (z < 0.0) | jnp.isnan(x + y + z)
+    sing = ((x == 0.0) & (y == 0.0)) | (z == 0.0)
+    inf = jnp.isinf(x) | jnp.isinf(y) | jnp.isinf(z)
+    ok = ~(bad | sing | inf)
+    x0, y0, z0 = (jnp.where(ok, v, 1.0) for v in (x, y, z))
+    tol = _tol(x)
+    one = jnp.ones_like(x0)
+
+    def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        a, b, c, s, f = st
+        lam = _lam(a, b, c)
+        s = s + f / (jnp.sqrt(c) * (c + lam))
+        return (a + lam) * 0.25, (b + lam) * 0.25, (c + lam) * 0.25, s, f * 0.25
+
+    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
+        a, b, c = st[:3]
+        m = (a + b + 3.0 * c) / 5.0
+        spread = jnp.maximum(jnp.maximum(jnp.abs(m - a), jnp.abs(m - b)), jnp.abs(m - c))
+        return spread < tol * m
+
+    init: tuple[jax.Array, ...] = (x0, y0, z0, 0.0 * one, one)
+    a, b, c, s, f = iterate(step, init, converged, _MAX_DUP, x.dtype)
+    m = (a + b + 3.0 * c) / 5.0
+    dx, dy = 1.0 - a / m, 1.0 - b / m
+    dz = -(dx + dy) / 3.0
+    xy = dx * dy
+    z2 = dz * dz
+    e2 = xy - 6.0 * z2
+    e3 = (3.0 * xy - 8.0 * z2) * dz
+    e4 = 3.0 * (xy - z2) * z2
+    e5 = xy * z2 * dz
+    poly = (
+        1.0
+        - 3.0 * e2 / 14.0
+        + e3 / 6.0
+        + 9.0 * e2 * e2 / 88.0
+        - 3.0 * e4 / 22.0
+        - 9.0 * e2 * e3 / 52.0
+        + 3.0 * e5 / 26.0
+    )
+    out = f * poly / (m * jnp.sqrt(m)) + 3.0 * s
+    out = jnp.where(inf & ~bad & ~sing, 0.0, out)
+    return jnp.where(bad, jnp.nan, jnp.where(sing & ~bad, jnp.inf, out))
+
+
+@jax.custom_jvp
+def _rf(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    return _rf_impl(x, y, z)
+
+
+@_rf.defjvp
+def _rf_jvp(
+    primals: tuple[jax.Array, ...], tangents: tuple[jax.Array, ...]
+) -> tuple[jax.Array, jax.Array]:
+    x, y, z = primals
+    dx, dy, dz = tangents
+    d = -(_rd(y, z, x) * dx + _rd(x, z, y) * dy + _rd(x, y, z) * dz) / 6.0
+    return _rf(x, y, z), d
+
+
+@jax.custom_jvp
+def _rd(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    return _rd_impl(x, y, z)
+
+
+@_rd.defjvp
+def _rd_jvp(
+    primals: tuple[jax.Array, ...], tangents: tuple[jax.Array, ...]
+) -> tuple[jax.Array, jax.Array]:
+    x, y, z = primals
+    dx, dy, dz = tangents
+    r = _rd(x, y, z)
+    ddx = (r - _rd(y, z, x)) / (2.0 * (z - x))
+    ddy = (r - _rd(x, z, y)) / (2.0 * (z - y))
+    ddz = (-1.5 * r - x * ddx - y * ddy) / z
+    return r, ddx * dx + ddy * dy + ddz * dz
+
+
+# ---------------------------------------------------------------- RC
+def _rc_pos(x: jax.Array, y: jax.Array) -> jax.Array:
+    """``RC(x, y)`` for ``x >= 0, y > 0`` by duplication (DLMF 19.36.i)."""
+    tol = _tol(x)
+
+    def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        a, b = st
+        lam = 2.0 * jnp.sqrt(a) * jnp.sqrt(b) + b
+        return (a + lam) * 0.25, (b + lam) * 0.25
+
+    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
+        a, b = st
+        m = (a + 2.0 * b) / 3.0
+        return jnp.abs(b - m) < tol * m
+
+    init: tuple[jax.Array, ...] = (x, y)
+    a, b = iterate(step, init, converged, _MAX_DUP, x.dtype)
+    m = (a + 2.0 * b) / 3.0
+    s = (b - m) / m
+    poly = 1.0 + s * s * (
+        3.0 / 10.0
+        + s * (1.0 / 7.0 + s * (3.0 / 8.0 + s * (9.0 / 22.0 + s * (159.0 / 208.0 + s * 9.0 / 8.0))))
+    )
+    return poly / jnp.sqrt(m)
+
+
+@jax.custom_jvp
+def _rc_p(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _rc_pos(x, y)
+
+
+@_rc_p.defjvp
+def _rc_p_jvp(
+    primals: tuple[jax.Array, ...], tangents: tuple[jax.Array, ...]
+) -> tuple[jax.Array, jax.Array]:
+    x, y = primals
+    dx, dy = tangents
+    return _rc_p(x, y), -_rd(y, y, x) * dx / 6.0 - _rd(x, y, y) * dy / 3.0
+
+
+def _rc(x: jax.Array, y: jax.Array) -> jax.Array:
+    bad = (x < 0.0) | (y == 0.0) | jnp.isnan(x) | jnp.isnan(y)
+    neg = y < 0.0
+    # Cauchy principal value: RC(x, y) = sqrt(x / (x - y)) RC(x - y, -y).
+    xa = jnp.where(neg, x - y, x)
+    ya = jnp.where(neg, -y, y)
+    ok = ~bad & jnp.isfinite(xa) & jnp.isfinite(ya)
+    v = _rc_p(jnp.where(ok, xa, 1.0), jnp.where(ok, ya, 1.0))
+    # Both branches are differentiated: the unused one must stay finite.
+    v = jnp.where(neg, jnp.sqrt(jnp.where(ok & neg, x / (x - y), 1.0)) * v, v)
+    v = jnp.where(~bad & ~ok, 0.0, v)
+    return jnp.where(bad | (neg & jnp.isinf(x)), jnp.nan, v)
+
+
+# ---------------------------------------------------------------- RJ
+def _atan_pos(r: jax.Array) -> jax.Array:
+    """``atan(r)`` for ``r >= 0`` through ``asin``: XLA's CPU ``atan`` rounds differently
+    in vectorised and scalar loops, which would make values depend on the batch shape."""
+    inv = r > 1.0
+    t = jnp.where(inv, 1.0 / r, r)
+    a = jnp.arcsin(t / jnp.sqrt(1.0 + t * t))
+    return jnp.where(inv, 0.5 * math.pi - a, a)
+
+
+def _rc1(e: jax.Array) -> jax.Array:
+    """``RC(1, 1 + e)`` for ``e > -1`` in closed form, by its series near 0."""
+    small = jnp.abs(e) < 0.1
+    es = jnp.where(small, e, 0.0)
+    series = jnp.zeros_like(e)
+    for k in reversed(range(16)):
+        series = series * (-es) + 1.0 / (2 * k + 1)
+    el = jnp.where(small, 1.0, e)
+    r = jnp.sqrt(jnp.abs(el))
+    big = jnp.where(el > 0.0, _atan_pos(r) / r, jnp.arctanh(jnp.minimum(r, 1.0)) / r)
+    return jnp.where(small, series, big)
+
+
+def _rj_impl(x: jax.Array, y: jax.Array, z: jax.Array, p: jax.Array) -> jax.Array:
+    bad = (x < 0.0) | (y < 0.0) | (z < 0.0) | (p <= 0.0) | jnp.isnan(x + y + z + p)
+    zeros = ((x == 0.0).astype(jnp.int32) + (y == 0.0) + (z == 0.0)) >= 2
+    inf = jnp.isinf(x) | jnp.isinf(y) | jnp.isinf(z) | jnp.isinf(p)
+    ok = ~(bad | zeros | inf)
+    x0, y0, z0, p0 = (jnp.where(ok, v, 1.0) for v in (x, y, z, p))
+    tol = _tol(x)
+    one = jnp.ones_like(x0)
+
+    def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        a, b, c, q, s, f, delta = st
+        sa, sb, sc, sq = jnp.sqrt(a), jnp.sqrt(b), jnp.sqrt(c), jnp.sqrt(q)
+        lam = sa * sb + sb * sc + sc * sa
+        d = (sq + sa) * (sq + sb) * (sq + sc)
+        # (p_m - x_m)(p_m - y_m)(p_m - z_m) = 4^(-3m) delta_0: carried, not recomputed
+        # from the converging arguments (which would cancel).
+        s = s + f * _rc1(delta / (d * d)) / d
+        quarter = (a + lam) * 0.25, (b + lam) * 0.25, (c + lam) * 0.25, (q + lam) * 0.25
+        return (*quarter, s, f * 0.25, delta * (1.0 / 64.0))
+
+    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
+        a, b, c, q = st[:4]
+        m = (a + b + c + 2.0 * q) / 5.0
+        spread = jnp.maximum(
+            jnp.maximum(jnp.abs(m - a), jnp.abs(m - b)), jnp.maximum(jnp.abs(m - c), jnp.abs(m - q))
+        )
+        return spread < tol * m
+
+    init: tuple[jax.Array, ...] = (
+        x0,
+        y0,
+        z0,
+        p0,
+        0.0 * one,
+        one,
+        (p0 - x0) * (p0 - y0) * (p0 - z0),
+    )
+    a, b, c, q, s, f, _ = iterate(step, init, converged, _MAX_DUP, x.dtype)
+    m = (a + b + c + 2.0 * q) / 5.0
+    dx, dy, dz = 1.0 - a / m, 1.0 - b / m, 1.0 - c / m
+    dp = -(dx + dy + dz) / 2.0
+    e2 = dx * dy + dx * dz + dy * dz - 3.0 * dp * dp
+    e3 = dx * dy * dz + 2.0 * e2 * dp + 4.0 * dp * dp * dp
+    e4 = (2.0 * dx * dy * dz + e2 * dp + 3.0 * dp * dp * dp) * dp
+    e5 = dx * dy * dz * dp * dp
+    poly = (
+        1.0
+        - 3.0 * e2 / 14.0
+        + e3 / 6.0
+        + 9.0 * e2 * e2 / 88.0
+        - 3.0 * e4 / 22.0
+        - 9.0 * e2 * e3 / 52.0
+        + 3.0 * e5 / 26.0
+    )
+    out = f * poly / (m * jnp.sqrt(m)) + 6.0 * s
+    out = jnp.where(inf & ~bad, 0.0, out)
+    out = jnp.where(bad, jnp.nan, jnp.where(zeros & ~bad, jnp.inf, out))
+    # p = -inf: 0 like SciPy (the principal value's limit).
+    xyz_ok = (x >= 0.0) & (y >= 0.0) & (z >= 0.0) & ~zeros
+    return jnp.where((p == -jnp.inf) & xyz_ok, 0.0, out)
+
+
+# ---------------------------------------------------------------- RG
+def _rg(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    lo = jnp.minimum(jnp.minimum(x, y), z)
+    hi = jnp.maximum(jnp.maximum(x, y), z)
+    mid = x + y + z - lo - hi
+    mid = jnp.where(jnp.isinf(hi) | jnp.isnan(mid), jnp.maximum(lo, jnp.minimum(x, y)), mid)
+    ok = mid > 0.0
+    ms = jnp.where(ok, mid, 1.0)
+    los, his = jnp.where(ok, lo, 1.0), jnp.where(ok, hi, 1.0)
+    rf = _rf(los, his, ms)
+    rd = _rd(los, his, ms)
+    val = 0.5 * (
+        ms * rf + (ms - los) * (his - ms) * rd / 3.0 + jnp.sqrt(los) * jnp.sqrt(his) / jnp.sqrt(ms)
+    )
+    val = jnp.where(ok, val, 0.5 * jnp.sqrt(hi))
+    bad = (lo < 0.0) | jnp.isnan(x + y + z)
+    return jnp.where(bad, jnp.nan, jnp.where(jnp.isinf(hi), jnp.inf, val))
+
+
+# ---------------------------------------------------- ellipkinc / ellipeinc
+def _reduce(phi: jax.Array) -> tuple[jax.Array, jax.Array]:
+    n = jnp.round(phi / math.pi)
+    return n, phi - n * math.pi
+
+
+def _incomplete(phi: jax.Array, m: jax.Array, second: bool) -> jax.Array:
+    finite = jnp.isfinite(phi)
+    n, r = _reduce(jnp.where(finite, phi, 0.0))
+    s, c = jnp.sin(r), jnp.cos(r)
+    delta = 1.0 - m * s * s
+    ok = delta >= 0.0
+    d = jnp.where(ok, delta, 1.0)
+    rf = _rf(c * c, d, jnp.ones_like(d))
+    if second:
+        rd = _rd(c * c, d, jnp.ones_like(d))
+        part = s * rf - m * s * s * s * rd / 3.0
+        full = ellipe(m)
+    else:
+        part = s * rf
+        full = ellipk(m)
+    out = jnp.where(n == 0.0, part, 2.0 * n * full + part)
+    out = jnp.where(ok, out, jnp.nan)
+    out = jnp.where(finite, out, jnp.where(m < 1.0, phi, jnp.nan))
+    # m = -inf: the integrand vanishes (F) or is infinite (E) off phi = 0.
+    if second:
+        out = jnp.where(m == -jnp.inf, jnp.inf, out)  # SciPy: inf for every phi
+    else:
+        out = jnp.where(m == -jnp.inf, 0.0 * phi, out)
+    return jnp.where(jnp.isnan(phi) | jnp.isnan(m), jnp.nan, out)
+
+
+def _ellipkinc_impl(phi: jax.Array, m: jax.Array) -> jax.Array:
+    return _incomplete(phi, m, second=False)
+
+
+def _ellipeinc_impl(phi: jax.Array, m: jax.Array) -> jax.Array:
+    return _incomplete(phi, m, second=True)
+
+
+# ---------------------------------------------------------------- ellipj
+_LANDEN = 12
+
+
+def _ellipj_impl(u: jax.Array, m: jax.Array) -> tuple[jax.Array, ...]:
+    ok = (m >= 0.0) & (m <= 1.0) & jnp.isfinite(u)
+    ms = jnp.where(ok, m, 0.5)
+    us = jnp.where(ok, u, 0.0)
+    a = jnp.ones_like(ms)
+    b = jnp.sqrt(1.0 - ms)
+    cs = [jnp.sqrt(ms)]
+    as_ = [a]
+    for _ in range(_LANDEN):
+        a, b, c = 0.5 * (a + b), jnp.sqrt(a * b), 0.5 * (a - b)
+        cs.append(c)
+        as_.append(a)
+    phi = (2.0**_LANDEN) * a * us
+    for k in range(_LANDEN, 0, -1):
+        phi = 0.5 * (phi + jnp.arcsin(jnp.clip(cs[k] * jnp.sin(phi) / as_[k], -1.0, 1.0)))
+    # m == 1 exactly: sn = tanh, cn = dn = sech, am = gd(u).
+    one = ms == 1.0
+    phi = jnp.where(one, jnp.arcsin(jnp.tanh(us)), phi)
+    sn, cn = jnp.sin(phi), jnp.cos(phi)
+    dn = jnp.sqrt(1.0 - ms * sn * sn)
+    outs = (sn, cn, dn, phi)
+    return tuple(jnp.where(ok, o, jnp.nan) for o in outs)
+
+
+@jax.custom_jvp
+def _ellipj(u: jax.Array, m: jax.Array) -> tuple[jax.Array, ...]:
+    return _ellipj_impl(u, m)
+
+
+def _ellipj_jvp(
+    primals: tuple[jax.Array, jax.Array], tangents: tuple[object, object]
+) -> tuple[tuple[jax.Array, ...], tuple[jax.Array, ...]]:
+    u, m = primals
+    du, dm = tangents
+    nondiff(dm, "ellipj", "m")
+    sn, cn, dn, ph = _ellipj(u, m)
+    t = tangent(du, u)
+    return (sn, cn, dn, ph), (cn * dn * t, -sn * dn * t, -m * sn * cn * t, dn * t)
+
+
+_ellipj.defjvp(_ellipj_jvp, symbolic_zeros=True)
+
+
+# ------------------------------------------------------------------- agm
+_AGM_STEPS = 20
+
+
+def _agm_impl(a: jax.Array, b: jax.Array) -> jax.Array:
+    neg = (a < 0.0) & (b < 0.0)
+    x = jnp.where(neg, -a, a)
+    y = jnp.where(neg, -b, b)
+    ok = (x > 0.0) & (y > 0.0) & jnp.isfinite(x) & jnp.isfinite(y)
+    xs, ys = jnp.where(ok, x, 1.0), jnp.where(ok, y, 1.0)
+    for _ in range(_AGM_STEPS):
+        xs, ys = 0.5 * xs + 0.5 * ys, jnp.sqrt(xs) * jnp.sqrt(ys)
+    out = 0.5 * xs + 0.5 * ys
+    zero = ((x == 0.0) | (y == 0.0)) & (x >= 0.0) & (y >= 0.0)
+    out = jnp.where(zero, 0.0, out)
+    infs = (jnp.isinf(x) | jnp.isinf(y)) & (x > 0.0) & (y > 0.0)
+    out = jnp.where(infs, jnp.inf, out)
+    bad = ~(ok | zero | infs) | (zero & (jnp.isinf(x) | jnp.isinf(y)))
+    out = jnp.where(bad, jnp.nan, out)
+    return jnp.where(neg, -out, out)
+
+
+_ELLIPRF = entry_point(_rf)
+_ELLIPRD = entry_point(_rd)
+_ELLIPRC = entry_point(_rc)
+_ELLIPRJ = entry_point(_rj_impl)
+_ELLIPRG = entry_point(_rg)
+_ELLIPKINC = entry_point(_ellipkinc_impl)
+_ELLIPEINC = entry_point(_ellipeinc_impl)
+_ELLIPJ = entry_point(_ellipj)
+_AGM = entry_point(_agm_impl)
+
+
+def elliprf(x: ArrayLike, y: ArrayLike, z: ArrayLike) -> jax.Array:
+    """Carlson's ``R_F(x, y, z)``, mirroring ``scipy.special.elliprf`` (real ``x, y, z >= 0``).
+
+    Differentiable in all three: ``dR_F/dx = -R_D(y, z, x) / 6``.
+    """
+    return _ELLIPRF(x, y, z)
+
+
+def elliprd(x: ArrayLike, y: ArrayLike, z: ArrayLike) -> jax.Array:
+    """Carlson's ``R_D(x, y, z)``, mirroring ``scipy.special.elliprd`` (real, ``z > 0``).
+
+    Differentiable in all three (closed forms in ``R_D`` itself; they divide by
+    ``z - x`` and ``z - y`` and lose accuracy where those nearly vanish).
+    """
+    return _ELLIPRD(x, y, z)
+
+
+def elliprc(x: ArrayLike, y: ArrayLike) -> jax.Array:
+    """Carlson's ``R_C(x, y)``, mirroring ``scipy.special.elliprc`` (real; ``y < 0``:
+    the Cauchy principal value).  Differentiable in both (``y > 0``)."""
+    return _ELLIPRC(x, y)
+
+
+def elliprj(x: ArrayLike, y: ArrayLike, z: ArrayLike, p: ArrayLike) -> jax.Array:
+    """Carlson's ``R_J(x, y, z, p)``, mirroring ``scipy.special.elliprj`` for real
+    ``x, y, z >= 0`` and ``p > 0`` (``p <= 0`` gives nan here; SciPy returns the
+    principal value).  Accurate to ~1e-15 for arguments within a ratio of ~1e6 of
+    each other (checked on ``[1e-3, 1e3]^4``); spreads beyond ~1e20 lose up to 7e-6
+    relative (SciPy's Boost table).  Not differentiable (no rule is registered)."""
+    return _ELLIPRJ(x, y, z, p)
+
+
+def elliprg(x: ArrayLike, y: ArrayLike, z: ArrayLike) -> jax.Array:
+    """Carlson's ``R_G(x, y, z)``, mirroring ``scipy.special.elliprg`` (real ``>= 0``).
+
+    Differentiable in all three, through ``R_F`` and ``R_D``.
+    """
+    return _ELLIPRG(x, y, z)
+
+
+def ellipkinc(phi: ArrayLike, m: ArrayLike) -> jax.Array:
+    """Incomplete elliptic integral of the first kind ``F(phi | m)``, mirroring
+    ``scipy.special.ellipkinc``.  Differentiable in both, through ``R_F``."""
+    return _ELLIPKINC(phi, m)
+
+
+def ellipeinc(phi: ArrayLike, m: ArrayLike) -> jax.Array:
+    """Incomplete elliptic integral of the second kind ``E(phi | m)``, mirroring
+    ``scipy.special.ellipeinc``.  Differentiable in both, through ``R_F`` and ``R_D``."""
+    return _ELLIPEINC(phi, m)
+
+
+def ellipj(u: ArrayLike, m: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Jacobi elliptic functions ``(sn, cn, dn, am)`` of ``u`` for parameter
+    ``0 <= m <= 1``, mirroring ``scipy.special.ellipj`` (other ``m``: nan).
+
+    Differentiable in ``u`` only.
+    """
+    sn, cn, dn, ph = _ELLIPJ(u, m)
+    return sn, cn, dn, ph
+
+
+def agm(a: ArrayLike, b: ArrayLike) -> jax.Array:
+    """Arithmetic-geometric mean of ``a`` and ``b``, mirroring ``scipy.special.agm``.
+
+    Both negative: ``-agm(-a, -b)``; opposite signs: nan.  Differentiable in both.
+    """
+    return _AGM(a, b)
+
+
+_POS3 = Domain(((1e-3, 1e3), (1e-3, 1e3), (1e-3, 1e3)), log=True)
+
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    special_wrapper(
+        "elliprf",
+        elliprf,
+        (_POS3, Domain(((0.0, 2.0), (0.1, 2.0), (0.1, 2.0)))),
+        differentiable=(0, 1, 2),
+        edge_cases=(EdgeCase((0.0, 0.0, 1.0)), EdgeCase((1.0, 1.0, 1.0))),
+    ),
+    special_wrapper(
+        "elliprd",
+        elliprd,
+        (_POS3,),
+        differentiable=(0, 1, 2),
+        edge_cases=(EdgeCase((0.0, 0.0, 1.0)), EdgeCase((1.0, 1.0, 1.0))),
+    ),
+    special_wrapper(
+        "elliprc",
+        elliprc,
+        (Domain(((1e-3, 1e3), (1e-3, 1e3)), log=True), Domain(((0.0, 5.0), (-5.0, -0.01)))),
+        differentiable=(0, 1),
+        edge_cases=(EdgeCase((1.0, 1.0)), EdgeCase((0.0, 1.0))),
+    ),
+    special_wrapper(
+        "elliprj",
+        elliprj,
+        (Domain(((1e-3, 1e3),) * 4, log=True),),
+        edge_cases=(EdgeCase((1.0, 1.0, 1.0, 1.0)),),
+    ),
+    special_wrapper(
+        "elliprg",
+        elliprg,
+        (_POS3, Domain(((0.0, 2.0), (0.0, 2.0), (0.1, 2.0)))),
+        differentiable=(0, 1, 2),
+        edge_cases=(EdgeCase((0.0, 0.0, 1.0)), EdgeCase((1.0, 1.0, 1.0))),
+    ),
+    special_wrapper(
+        "ellipkinc",
+        ellipkinc,
+        (Domain(((-10.0, 10.0), (-5.0, 0.99))),),
+        differentiable=(0, 1),
+        edge_cases=(EdgeCase((1.0, 2.0)), EdgeCase((0.5, 1.0)), EdgeCase((10.0, 0.5))),
+    ),
+    special_wrapper(
+        "ellipeinc",
+        ellipeinc,
+        (Domain(((-10.0, 10.0), (-5.0, 1.0))),),
+        differentiable=(0, 1),
+        edge_cases=(EdgeCase((1.0, 2.0)), EdgeCase((0.5, 1.0)), EdgeCase((10.0, 0.5))),
+    ),
+    special_wrapper(
+        "agm",
+        agm,
+        (Domain(((1e-3, 1e3), (1e-3, 1e3)), log=True),),
+        differentiable=(0, 1),
+        edge_cases=(EdgeCase((-1.0, -2.0)), EdgeCase((1.0, -2.0)), EdgeCase((1e300, 1e-300))),
+    ),
+)

@@ -1,0 +1,398 @@
+"""Error- and gamma-family functions: ``erfi``, ``ndtri_exp``, ``rgamma``, ``binom``,
+``powm1``, ``gammainccinv``.
+
+Methods:
+
+* ``erfi(x) = 2/sqrt(pi) sum x^(2k+1) / (k! (2k+1))`` for ``|x| <= 6.5`` (all
+  terms positive: no cancellation), else the asymptotic series
+  ``e^(x^2) / (sqrt(pi) x) sum (2k-1)!! / (2 x^2)^k`` (A&S 7.1.23 with
+  ``erfi(x) = -i erf(ix)``); ``x^2`` is carried exactly (Dekker) into the
+  exponential and ``e^(x^2)`` is split in two halves so that the result
+  overflows only where ``erfi`` itself does.
+* ``ndtri_exp(y) = ndtri(e^y)`` for ``-708 < y <= -log 2``, ``-ndtri(-expm1(y))``
+  above (the complement is exact there) and, below ``-708``, Newton on the
+  asymptotic expansion ``log Phi(x) = -x^2/2 - log(-x) - log(2 pi)/2
+  + log(1 - 1/x^2 + 3/x^4 - ...)`` (A&S 26.2.12).
+* ``rgamma = 1 / Gamma`` (0 at the poles and at ``+-inf``).
+* ``binom(n, k)``: for integer ``0 <= k < 20`` the product
+  ``prod_{i<=k} (n - k + i) / i`` (exact for integer results); otherwise
+  ``1 / ((n + 1) B(n - k + 1, k + 1))``.
+* ``powm1(x, y) = expm1(y log x)`` for ``x > 0``; for ``x < 0`` and integer
+  ``y``, ``x^y - 1``.
+
+Derivatives are the closed forms (``erfi' = 2/sqrt(pi) e^(x^2)``,
+``ndtri_exp' = Phi(x) / phi(x)``, ``binom`` through digamma differences,
+``powm1`` through ``x^y``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+from jax import lax
+from jax.typing import ArrayLike
+
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+
+from ._common import entry_point, is_double, polyval
+from ._declare import special_wrapper
+from ._erf import ndtri
+from ._gamma import gammainccinv
+from ._t import _two_prod
+
+__all__ = ["WRAPPERS", "binom", "erfi", "ndtri_exp", "powm1", "rgamma"]
+
+_ERFI_SWITCH = 6.5
+_ERFI_TERMS = (140, 60)  # series terms (float64, float32) for |x| <= 6.5
+_ERFI_ASYM = 24
+
+
+# ------------------------------------------------------------------ erfi
+def _exp_x2(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``e^(x^2)`` as two equal factors ``h * h`` (``x^2`` carried exactly)."""
+    safe = jnp.abs(x) < (1e150 if is_double(x) else 1e18)
+    xs = jnp.where(safe, x, 0.0)
+    hi, lo = _two_prod(xs, xs)
+    half = jnp.exp(0.5 * hi) * (1.0 + 0.5 * lo)
+    return jnp.where(safe, half, jnp.inf), jnp.where(safe, half, jnp.inf)
+
+
+def _erfi_impl(x: jax.Array) -> jax.Array:
+    ax = jnp.abs(x)
+    # float32: the series carries the rounding of x^2 into ~x^2 terms, so it
+    # hands over to the asymptotic series (good to e^(-x^2)) earlier.
+    switch = _ERFI_SWITCH if is_double(x) else 4.0
+    small = ax <= switch
+    xs = jnp.where(small, x, 1.0)
+    x2 = xs * xs
+    nterms = _ERFI_TERMS[0] if is_double(x) else _ERFI_TERMS[1]
+
+    def add(k: jax.Array, st: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        term, acc = st
+        kf = k.astype(x.dtype)
+        term = term * x2 / kf  # x^(2k) / k!
+        return term, acc + term / (2.0 * kf + 1.0)
+
+    one = jnp.ones_like(xs)
+    series = lax.fori_loop(1, nterms + 1, add, (one, one))[1]
+    near = (2.0 / math.sqrt(math.pi)) * xs * series
+    xb = jnp.where(small, switch + 1.0, ax)
+    inv = 1.0 / (2.0 * xb * xb)
+    coeffs = []
+    c = 1.0
+    for k in range(_ERFI_ASYM):
+        coeffs.append(c)
+        c *= 2 * k + 1
+    tail = polyval(inv, coeffs[::-1])
+    h1, h2 = _exp_x2(xb)
+    far = h1 * (h2 / (math.sqrt(math.pi) * xb) * tail)
+    far = jnp.where(ax == jnp.inf, jnp.inf, far)
+    far = jnp.where(x < 0.0, -far, far)
+    return jnp.where(small, near, far)
+
+
+@jax.custom_jvp
+def _erfi(x: jax.Array) -> jax.Array:
+    return _erfi_impl(x)
+
+
+@_erfi.defjvp
+def _erfi_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    (x,), (dx,) = primals, tangents
+    h1, h2 = _exp_x2(x)
+    return _erfi(x), (2.0 / math.sqrt(math.pi)) * h1 * h2 * dx
+
+
+_ERFI = entry_point(_erfi)
+
+
+def erfi(x: ArrayLike) -> jax.Array:
+    """Imaginary error function ``-i erf(i x)``, mirroring ``scipy.special.erfi`` (real ``x``).
+
+    Domain: every real ``x``; overflows to ``+-inf`` beyond ``|x| ~ 26.6`` like SciPy.
+    Differentiable: ``erfi'(x) = 2/sqrt(pi) e^(x^2)``.
+    """
+    return _ERFI(x)
+
+
+# ------------------------------------------------------------- ndtri_exp
+_LOG_2PI = math.log(2.0 * math.pi)
+_LN2_HI = 0.693145751953125  # few bits: y + _LN2_HI is exact near y = -log 2
+_LN2_LO = math.log(2.0) - _LN2_HI
+
+
+def _log_ndtr_asym(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``log Phi(x)`` and ``d/dx log Phi(x)`` for ``x <= -30`` (asymptotic series)."""
+    w = 1.0 / (x * x)
+    # Phi(x) ~ phi(x)/(-x) * s(w), s = 1 - w + 3 w^2 - 15 w^3 + ...
+    coeffs = [1.0]
+    c = 1.0
+    for k in range(1, 12):
+        c *= -(2 * k - 1)
+        coeffs.append(c)
+    s = polyval(w, coeffs[::-1])
+    ds = polyval(w, [k * coeffs[k] for k in range(len(coeffs) - 1, 0, -1)])  # ds/dw
+    logphi = -0.5 * x * x - jnp.log(-x) - 0.5 * _LOG_2PI + jnp.log(s)
+    # d/dx: -x - 1/x + (ds/dw)(dw/dx)/s, dw/dx = -2/x^3
+    dlog = -x - 1.0 / x + ds * (-2.0 * w / x) / s
+    return logphi, dlog
+
+
+def _ndtri_exp_impl(y: jax.Array) -> jax.Array:
+    # Below this e^y underflows (float32: the asymptotic series is still
+    # good to 1e-14 at x = -12).
+    deep = y < (-700.0 if is_double(y) else -80.0)
+    upper = y > -math.log(2.0)
+    mid = jnp.where(deep | upper, -1.0, y)
+    x_mid = ndtri(jnp.exp(mid))
+    yu = jnp.where(upper, y, -1.0)
+    x_up = -ndtri(-jnp.expm1(yu))
+    yd = jnp.where(deep, y, -800.0)
+    x = -jnp.sqrt(-2.0 * yd - jnp.log(-2.0 * yd) - _LOG_2PI)
+    for _ in range(4):
+        lp, dl = _log_ndtr_asym(x)
+        x = x - (lp - yd) / dl
+    out = jnp.where(deep, x, jnp.where(upper, x_up, x_mid))
+    # Near p = 1/2 the root is ill-conditioned in p (and y): one Newton step
+    # with the residual Phi(x) - p = erf(x/sqrt 2)/2 - expm1(y + log 2)/2,
+    # where y + log 2 is formed exactly with a split log 2 (the barrier keeps
+    # XLA from folding the two constants into one).
+    centre = (y > math.log(0.3)) & (y < math.log(0.7))
+    xc = jnp.where(centre, out, 0.0)
+    shifted: jax.Array = lax.optimization_barrier(  # type: ignore[no-untyped-call]
+        jnp.where(centre, y, -1.0) + _LN2_HI
+    )
+    d = shifted + _LN2_LO
+    resid = 0.5 * jsp.erf(xc * (1.0 / math.sqrt(2.0))) - 0.5 * jnp.expm1(d)
+    newton = xc - resid * math.sqrt(2.0 * math.pi) * jnp.exp(0.5 * xc * xc)
+    out = jnp.where(centre, newton, out)
+    out = jnp.where(y == 0.0, jnp.inf, out)
+    out = jnp.where(y == -jnp.inf, -jnp.inf, out)
+    return jnp.where(jnp.isnan(y) | (y > 0.0), jnp.nan, out)
+
+
+@jax.custom_jvp
+def _ndtri_exp(y: jax.Array) -> jax.Array:
+    return _ndtri_exp_impl(y)
+
+
+@_ndtri_exp.defjvp
+def _ndtri_exp_jvp(
+    primals: tuple[jax.Array], tangents: tuple[jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    (y,), (dy,) = primals, tangents
+    x = _ndtri_exp(y)
+    # dx/dy = Phi(x) / phi(x) = exp(y - log phi(x))
+    return x, jnp.exp(y + 0.5 * x * x + 0.5 * _LOG_2PI) * dy
+
+
+_NDTRI_EXP = entry_point(_ndtri_exp)
+
+
+def ndtri_exp(y: ArrayLike) -> jax.Array:
+    """Inverse of ``log_ndtr``, mirroring ``scipy.special.ndtri_exp``: ``ndtri(exp(y))``.
+
+    Domain: ``y <= 0`` (``y > 0`` or nan gives nan, ``0 -> inf``, ``-inf -> -inf``).
+    Differentiable: ``dx/dy = Phi(x) / phi(x)``.
+    """
+    return _NDTRI_EXP(y)
+
+
+# ---------------------------------------------------------------- rgamma
+def _rgamma_impl(x: jax.Array) -> jax.Array:
+    g = jsp.gamma(x)
+    pole = (x <= 0.0) & (x == jnp.floor(x))
+    r = 1.0 / g
+    r = jnp.where(pole | jnp.isinf(x), 0.0, r)
+    r = jnp.where(x == 0.0, x, r)  # signed zero like SciPy
+    return jnp.where(jnp.isnan(x), jnp.nan, r)
+
+
+@jax.custom_jvp
+def _rgamma(x: jax.Array) -> jax.Array:
+    return _rgamma_impl(x)
+
+
+@_rgamma.defjvp
+def _rgamma_jvp(
+    primals: tuple[jax.Array], tangents: tuple[jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    (x,), (dx,) = primals, tangents
+    r = _rgamma(x)
+    # (1/Gamma)' = -digamma / Gamma; at the poles the limit is (-1)^(n+1) n!.
+    pole = (x <= 0.0) & (x == jnp.floor(x))
+    n = jnp.where(pole, -x, 0.0)
+    at_pole = jnp.where(jnp.mod(n, 2.0) == 0.0, 1.0, -1.0) * jnp.exp(jsp.gammaln(n + 1.0))
+    d = jnp.where(pole, at_pole, -jsp.digamma(jnp.where(pole, 1.0, x)) * r)
+    return r, d * dx
+
+
+_RGAMMA = entry_point(_rgamma)
+
+
+def rgamma(x: ArrayLike) -> jax.Array:
+    """Reciprocal gamma function ``1/Gamma(x)``, mirroring ``scipy.special.rgamma``.
+
+    Domain: every real ``x`` (0 at the poles ``0, -1, -2, ...`` and at ``+-inf``);
+    accurate to ~4e-13 relative on ``[-170, 170]`` (the accuracy of ``jax.scipy``'s
+    ``gamma``).  Differentiable: ``-digamma(x) / Gamma(x)``.
+    """
+    return _RGAMMA(x)
+
+
+# ----------------------------------------------------------------- binom
+_BINOM_PRODUCT = 20
+
+
+def _binom_impl(n: jax.Array, k: jax.Array) -> jax.Array:
+    kint = k == jnp.floor(k)
+    nint = n == jnp.floor(n)
+    # Symmetry for integer n: the shorter product.
+    kk = jnp.where(nint & kint & (k > 0.5 * n) & (n > 0.0), n - k, k)
+    use_prod = kint & (kk >= 0.0) & (kk < _BINOM_PRODUCT)
+    num = jnp.ones_like(n)
+    den = jnp.ones_like(n)
+    for i in range(1, _BINOM_PRODUCT):
+        take = kk >= i
+        num = jnp.where(take, num * (n - kk + i), num)
+        den = jnp.where(take, den * i, den)
+    prod = num / den
+    # General case: 1 / ((n + 1) B(n - k + 1, k + 1)).
+    b1 = n - k + 1.0
+    b2 = k + 1.0
+    lb = jsp.gammaln(b1) + jsp.gammaln(b2) - jsp.gammaln(b1 + b2)
+    sign = jnp.sign(jsp.gamma(b1)) * jnp.sign(jsp.gamma(b2)) * jnp.sign(jsp.gamma(b1 + b2))
+    general = sign * jnp.exp(-lb) / (n + 1.0)
+    out = jnp.where(use_prod, prod, general)
+    out = jnp.where(kint & (k < 0.0), 0.0, out)
+    bad = jnp.isnan(n) | jnp.isnan(k) | (nint & (n < 0.0))
+    return jnp.where(bad, jnp.nan, out)
+
+
+@jax.custom_jvp
+def _binom(n: jax.Array, k: jax.Array) -> jax.Array:
+    return _binom_impl(n, k)
+
+
+@_binom.defjvp
+def _binom_jvp(
+    primals: tuple[jax.Array, jax.Array], tangents: tuple[jax.Array, jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    n, k = primals
+    dn, dk = tangents
+    b = _binom(n, k)
+    psi_nk = jsp.digamma(n - k + 1.0)
+    dbn = b * (jsp.digamma(n + 1.0) - psi_nk)
+    dbk = b * (psi_nk - jsp.digamma(k + 1.0))
+    return b, dbn * dn + dbk * dk
+
+
+_BINOM = entry_point(_binom)
+
+
+def binom(n: ArrayLike, k: ArrayLike) -> jax.Array:
+    """Binomial coefficient ``Gamma(n+1) / (Gamma(k+1) Gamma(n-k+1))``, mirroring
+    ``scipy.special.binom``.
+
+    Domain (checked): ``0 <= n <= 60``, ``0 <= k <= n``; integer ``k < 20``
+    is exact for integer results, other points carry ``jax.scipy``'s
+    ``gammaln`` error (~1e-13 relative there).  A negative integer ``n`` gives
+    nan like SciPy.  Differentiable in both: ``d/dn = binom (psi(n+1) -
+    psi(n-k+1))``, ``d/dk = binom (psi(n-k+1) - psi(k+1))``.
+    """
+    return _BINOM(n, k)
+
+
+# ----------------------------------------------------------------- powm1
+def _powm1_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    pos = x > 0.0
+    xs = jnp.where(pos, x, 1.0)
+    main = jnp.expm1(y * jnp.log(xs))
+    yint = y == jnp.floor(y)
+    neg = jnp.power(jnp.where(pos, -1.0, x), y) - 1.0
+    out = jnp.where(pos, main, jnp.where(yint, neg, jnp.nan))
+    out = jnp.where(x == 0.0, jnp.where(y < 0.0, jnp.inf, jnp.where(y > 0.0, -1.0, 0.0)), out)
+    out = jnp.where(y == 0.0, 0.0, out)
+    out = jnp.where(x == 1.0, 0.0, out)
+    out = jnp.where(jnp.isnan(x) & (y != 0.0), jnp.nan, out)
+    return jnp.where(jnp.isnan(y) & (x != 1.0), jnp.nan, out)
+
+
+@jax.custom_jvp
+def _powm1(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _powm1_impl(x, y)
+
+
+@_powm1.defjvp
+def _powm1_jvp(
+    primals: tuple[jax.Array, jax.Array], tangents: tuple[jax.Array, jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    x, y = primals
+    dx, dy = tangents
+    out = _powm1(x, y)
+    p = out + 1.0
+    xs = jnp.where(x > 0.0, x, 1.0)
+    return out, y * (p / x) * dx + p * jnp.log(xs) * dy
+
+
+_POWM1 = entry_point(_powm1)
+
+
+def powm1(x: ArrayLike, y: ArrayLike) -> jax.Array:
+    """``x**y - 1`` without cancellation near ``y log x = 0``, mirroring ``scipy.special.powm1``.
+
+    Domain: ``x > 0`` (and ``x < 0`` with integer ``y``; other negative ``x`` give nan).
+    Differentiable in both: ``d/dx = y x^(y-1)``, ``d/dy = x^y log x`` (``x > 0``).
+    """
+    return _POWM1(x, y)
+
+
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    special_wrapper(
+        "erfi",
+        erfi,
+        (Domain(((-26.0, 26.0),)), Domain(((1e-10, 26.0),), log=True)),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((6.5,)), EdgeCase((-6.5,)), EdgeCase((27.0,))),
+    ),
+    special_wrapper(
+        "ndtri_exp",
+        ndtri_exp,
+        (Domain(((-2.0, -1e-12),)), Domain(((-800.0, -2.0),)), Domain(((-1e5, -800.0),))),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((-1e5,)), EdgeCase((-700.0,)), EdgeCase((-1e-300,))),
+    ),
+    special_wrapper(
+        "rgamma",
+        rgamma,
+        (Domain(((-30.0, 170.0),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((-3.0,)), EdgeCase((200.0,))),
+        dtypes=("float64",),
+    ),
+    special_wrapper(
+        "binom",
+        binom,
+        (Domain(((0.0, 60.0), (0.0, 20.0))),),
+        differentiable=(0, 1),
+        edge_cases=(EdgeCase((10.0, 3.0)), EdgeCase((-2.0, 1.0)), EdgeCase((5.0, -1.0))),
+        dtypes=("float64",),
+    ),
+    special_wrapper(
+        "powm1",
+        powm1,
+        (Domain(((0.01, 100.0), (-50.0, 50.0))), Domain(((0.5, 2.0), (-1e-3, 1e-3)))),
+        differentiable=(0, 1),
+        edge_cases=(EdgeCase((-2.0, 3.0)), EdgeCase((-2.0, 0.5)), EdgeCase((0.0, -1.0))),
+        dtypes=("float64",),
+    ),
+    special_wrapper(
+        "gammainccinv",
+        gammainccinv,
+        (Domain(((0.1, 100.0), (1e-37, 0.999999)), log=True), Domain(((0.5, 50.0), (0.0, 1.0)))),
+        differentiable=(1,),
+    ),
+)
