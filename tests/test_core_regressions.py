@@ -521,13 +521,15 @@ def test_distinct_static_params_do_not_grow_memory_without_bound() -> None:
         for i in range(n0, n1):
             jax.make_jaxpr(lambda v, c=i * 0.5: offset(v, c=c))(X)
 
-    # Past the documented bound of every jext cache, the live set stops growing (plain
-    # JAX tracing ``x + c`` the same way keeps no object per value of c).
-    warm = 2 * CACHE_SIZE
+    # Past the documented bound of every jext cache, and past JAX's own cache of abstract
+    # evaluations by equation params (2048 entries, which every primitive with params
+    # fills), the live set stops growing.
+    warm = 2 * CACHE_SIZE + 2048
     trace(0, warm)
     gc.collect()
     mid = len(gc.get_objects())
     trace(warm, warm + 2000)
     gc.collect()
     grown = len(gc.get_objects()) - mid
-    assert grown < 500, f"{grown} more live objects after 2000 more distinct static params"
+    # Unbounded, each distinct param set keeps about four objects (8000 here).
+    assert grown < 1000, f"{grown} more live objects after 2000 more distinct static params"

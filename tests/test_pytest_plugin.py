@@ -57,6 +57,7 @@ def test_a_pattern_checks_every_check_of_the_matching_items(tmp_path: Path) -> N
 def test_this_repository_owns_the_bundled_plugins() -> None:
     # Installed with `pip install -e . -e plugins/...` from this folder.
     assert own_plugins(ROOT) == [
+        "example-native",
         "example-primitives",
         "example-vendor",
         "jext-rng",

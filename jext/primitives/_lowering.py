@@ -88,13 +88,15 @@ def _per_example_function(
 ) -> Callable[..., list[Any]]:
     plain = form.plain
     if form.linearize is not None:
+        # The primitive itself computes the results where a platform rule or the author's
+        # batching rule (under vmap) must apply; the reference then gives only residuals.
+        via_primitive = entry.rule is not None or core.rules.batching_kind != "default"
 
         def forward_half(*args: Any) -> list[Any]:
             avals = [_jax.typeof(a) for a in args]
             forward = linearized(core, form, avals).forward
-            if entry.rule is None:
+            if not via_primitive:
                 return _jax.eval_jaxpr(forward, *args)
-            # A platform rule computes the results; the reference only its residuals.
             results = core.bind(plain, *args)
             return [*results, *_jax.eval_jaxpr(forward, *args)[len(results) :]]
 

@@ -86,8 +86,26 @@ def defined_primitives() -> Mapping[str, Primitive[..., Any]]:
 class _PreparedCall:
     out_tree: Any
     bind_params: Mapping[str, Any]
-    eager: Callable[..., list[Any]] | None  # None: bind (a custom impl, or tracing)
+    eager: _EagerCall | None  # None: bind (a custom impl runs as it is)
     single: bool  # the result is one array
+
+
+class _EagerCall:
+    """A jitted bind, made on the first eager call (tracing never needs one)."""
+
+    __slots__ = ("_bind_params", "_jitted", "_prim")
+
+    def __init__(self, prim: _jax.Primitive, bind_params: Mapping[str, Any]) -> None:
+        self._prim = prim
+        self._bind_params = bind_params
+        self._jitted: Callable[..., list[Any]] | None = None
+
+    def __call__(self, *args: Any) -> list[Any]:
+        jitted = self._jitted
+        if jitted is None:
+            bound = functools.partial(_jax.bind, self._prim, **self._bind_params)
+            jitted = self._jitted = jax.jit(bound)
+        return jitted(*args)
 
 
 def primitive(
@@ -288,11 +306,7 @@ class Primitive(Generic[P, R]):
         bind_params = form.bind_params()
         # Eagerly, a jitted bind skips JAX's per-call dispatch of the primitive; it is
         # compiled once per signature like the default impl.  A custom impl runs as is.
-        eager = (
-            None
-            if core.rules.impl is not None
-            else jax.jit(functools.partial(_jax.bind, core.jax, **bind_params))
-        )
+        eager = None if core.rules.impl is not None else _EagerCall(core.jax, bind_params)
         return _PreparedCall(out_tree, bind_params, eager, out_tree == _SINGLE_LEAF)
 
     def _freeze(self) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from fnmatch import fnmatch
-from importlib.metadata import PackageNotFoundError, distribution
+from importlib.metadata import distributions
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -33,10 +33,12 @@ CASE_FIXTURE = "jext_conformance_case"
 
 def _installed_from(dist_name: str) -> Path | None:
     """The local folder a distribution was pip-installed from (PEP 610), or None."""
-    try:
-        text = distribution(dist_name).read_text("direct_url.json")
-    except PackageNotFoundError:
-        return None
+    # An editable install leaves a bare ``<name>.egg-info`` in the source folder, found
+    # first when that folder is on sys.path: take the copy pip recorded (with its URL).
+    text = next(
+        (t for d in distributions(name=dist_name) if (t := d.read_text("direct_url.json"))),
+        None,
+    )
     if not text:
         return None
     url = json.loads(text).get("url", "")
