@@ -318,8 +318,11 @@ class Primitive(Generic[P, R]):
             if core.frozen:
                 return
             # Plugins' lowering rules for this primitive must be in before JAX caches a
-            # lowering of it: load them now (once per process; a no-op afterwards).
-            _load_plugins_once()
+            # lowering of it: load them now (once per process; a no-op afterwards).  jext's
+            # own primitives ("jext.*") are core: using them never imports a plugin, so a
+            # vendor rule for one must be loaded before it is first called.
+            if not self.name.startswith("jext."):
+                _load_plugins_once()
             if core.frozen:  # a plugin called this primitive while loading
                 return
             core.frozen = True

@@ -61,7 +61,7 @@ def test_caches_stay_bounded_over_many_static_params() -> None:
 
     x = jnp.zeros(2)
     for i in range(CACHE_SIZE + 40):
-        shift(x, c=float(i))
+        jax.make_jaxpr(lambda v, c=float(i): shift(v, c=c))(x)
     core = shift._core
     assert len(shift._calls) <= CACHE_SIZE
     assert len(core.traces) <= CACHE_SIZE and len(core.out_trees) <= CACHE_SIZE

@@ -123,9 +123,9 @@ def test_stats_distribution_methods_read_like_scipy_stats() -> None:
     from jext.scipy import stats
 
     chi2 = stats.chi2
-    assert chi2.ppf.name == "chi2.ppf"  # the plugin's wrapper ...
+    assert chi2.ppf.jext_wrapper.name == "chi2.ppf"  # the plugin's wrapper ...
     assert chi2.pdf is jax.scipy.stats.chi2.pdf  # ... next to jax.scipy's own methods
-    assert stats.gamma.isf.mirrors == "scipy.stats.gamma.isf"
+    assert stats.gamma.isf.jext_wrapper.mirrors == "scipy.stats.gamma.isf"
     assert stats.norm is jax.scipy.stats.norm  # untouched distributions stay jax's modules
     assert "chi2" in dir(stats) and "chi2.ppf" not in dir(stats)
     entry = next(e for e in jext.scipy.entries("stats") if e.name == "chi2.ppf")
