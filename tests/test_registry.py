@@ -416,8 +416,8 @@ def test_ownership_does_not_depend_on_what_the_user_imported_first(
 
 def test_two_plugins_declaring_one_namespace_both_fail_naming_each_other() -> None:
     registry = Registry(group="jext-none")
-    registry.register(SimpleNamespace(), name="one", namespaces=["shared"])
-    registry.register(SimpleNamespace(), name="two", namespaces=["shared"])
+    registry.register(SimpleNamespace(), name="one", namespaces=["common"])
+    registry.register(SimpleNamespace(), name="two", namespaces=["common"])
     registry.register(SimpleNamespace(), name="three", namespaces=["one.inner"])
     reports = load(registry)
     info = {p.name: p for p in registry.plugins()}
