@@ -319,6 +319,122 @@ def bind(prim: Primitive, /, *args: Any, **params: Any) -> list[Any]:
     return result
 
 
+# --- sharding ------------------------------------------------------------------------
+
+
+def for_export(ctx: LoweringContext) -> bool:
+    """Whether ``ctx`` lowers for ``jax.export`` (no backend runs the module here)."""
+    return bool(ctx.module_context.lowering_parameters.for_export)
+
+
+def partitioned_context(ctx: LoweringContext) -> bool:
+    """Whether ``ctx`` lowers a module the Shardy partitioner will split over several
+    devices (not a single device, not inside ``shard_map``'s per-device code)."""
+    from jax._src import sharding_impls
+
+    axis_context = ctx.module_context.axis_context
+    return (
+        bool(_config.use_shardy_partitioner.value)
+        and isinstance(axis_context, sharding_impls.ShardingContext)
+        and axis_context.num_devices > 1
+    )
+
+
+def custom_partitioned(
+    body: Callable[..., Sequence[Any]],
+    per_shard: Callable[..., Sequence[Any]],
+    rule: str,
+    need_replication: tuple[str, ...],
+) -> Callable[..., Any]:
+    """``body`` as a ``custom_partitioning`` call carrying the Shardy ``rule``.
+
+    The partitioner chooses shardings consistent with the rule; each device then runs
+    ``per_shard`` on its shards (same flat operands and results as ``body``).
+    """
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    def flat_body(*args: Any) -> tuple[Any, ...]:
+        return tuple(body(*args))
+
+    def flat_per_shard(*args: Any) -> tuple[Any, ...]:
+        return tuple(per_shard(*args))
+
+    def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
+        # Shardy already made the shardings agree with the rule: keep them as they are.
+        args = tuple(a.sharding for a in arg_shapes)
+        results = tuple(r.sharding for r in result_shape)
+        return mesh, flat_per_shard, results, args
+
+    wrapped: Any = custom_partitioning(flat_body)  # type: ignore[no-untyped-call]
+    wrapped.def_partition(
+        partition,
+        sharding_rule=rule,
+        need_replication_factors=need_replication,
+        decode_shardings=False,
+    )
+    return wrapped  # type: ignore[no-any-return]
+
+
+_CUSTOM_CALL_PRIMITIVES: Final = frozenset({"ffi_call", "pallas_call", "custom_call"})
+
+
+def has_custom_call(closed: ClosedJaxpr) -> bool:
+    """Whether ``closed`` lowers to a custom call the partitioner cannot see into
+    (an FFI call or a Pallas kernel; Pallas in interpret mode is plain operations)."""
+    for eqn in iter_equations(closed):
+        if eqn.primitive.name in _CUSTOM_CALL_PRIMITIVES:
+            return not eqn.params.get("interpret", False)
+    return False
+
+
+def require_devices_during_lowering(prim: Primitive) -> None:
+    """Make ``jit`` lower modules binding ``prim`` with their devices known, as
+    ``custom_partitioning`` (which jext may lower ``prim`` to) needs."""
+    from jax._src import dispatch
+
+    dispatch.prim_requires_devices_during_lowering.add(prim)
+
+
+def compile_ffi_probe(target: str, platform: str) -> None:
+    """Compile a call of the FFI ``target`` on ``platform``; raises if XLA has no handler."""
+    call = jax.ffi.ffi_call(target, shape_dtype_struct((0,), np.float32))
+    with eval_context():
+        empty = jax.device_put(np.zeros((0,), np.float32), jax.devices(platform)[0])
+        jax.jit(call).lower(empty).compile()
+
+
+def mesh_axes_of(aval: AbstractValue) -> tuple[Any, ...] | None:
+    """Per dimension, the explicit mesh axes ``aval`` is sharded along (None: unsharded),
+    or None when ``aval`` has no explicit sharding in its type."""
+    sharding: Any = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or getattr(mesh, "empty", True):
+        return None
+    explicit = {
+        name
+        for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True)
+        if kind == jax.sharding.AxisType.Explicit
+    }
+    if not explicit:
+        return None
+    spec = tuple(sharding.spec) + (None,) * (len(aval.shape) - len(sharding.spec))
+
+    def own(entry: Any) -> Any:
+        names = (entry,) if isinstance(entry, str) else tuple(entry or ())
+        kept = tuple(n for n in names if n in explicit)
+        return None if not kept else kept[0] if len(kept) == 1 else kept
+
+    return tuple(own(e) for e in spec)
+
+
+def with_mesh_axes(aval: AbstractValue, axes: Sequence[Any]) -> AbstractValue:
+    """``aval`` sharded along ``axes`` (per dimension) of its own explicit mesh."""
+    sharding: Any = aval.sharding
+    spec = jax.sharding.PartitionSpec(*axes)  # type: ignore[no-untyped-call]
+    out: AbstractValue = aval.update(sharding=sharding.update(spec=spec))  # type: ignore[no-untyped-call]
+    return out
+
+
 # --- tracing and caching ---------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import DefinitionError, StaticParamError
+from jext.primitives._rules import FFI_TARGET_ATTR
 
 __all__ = ["AttrType", "VmapMethod", "ffi_rule", "ffi_targets"]
 
@@ -200,6 +201,7 @@ def ffi_rule(
         return tree_util.tree_unflatten(out_tree, list(results))
 
     _TARGETS.add(target)
+    rule.__dict__[FFI_TARGET_ATTR] = target  # how jext's lowering tells an FFI rule apart
     rule.__name__ = rule.__qualname__ = f"ffi:{target}"
     rule.__doc__ = f"Lowers {prim_name} with the XLA FFI target {target!r}."
     return rule

@@ -20,12 +20,15 @@ from jext.primitives._abstract import base_abstract_eval, linearized, trace_refe
 from jext.primitives._batching import loop_over_levels, over_levels, run_over_levels
 from jext.primitives._core import Core, Form, batched_avals, parse_form, unbatched_avals
 from jext.primitives._rules import LoweringEntry
+from jext.primitives._sharding import equation_rule
 
 __all__ = ["impl", "register_lowerings", "rule_as_function"]
 
 
 def register_lowerings(core: Core) -> None:
     """Register JAX lowering rules reading ``core.rules`` (called once, when frozen)."""
+    if core.rules.lowerings:  # a rule may lower to custom_partitioning (see _lower)
+        _jax.require_devices_during_lowering(core.jax)
     if not core.rules.has_custom_lowering:
         # Every platform lowers the reference: one dispatcher serves them all.
         _jax.register_lowering(core.jax, functools.partial(_lower, core, None), None)
@@ -58,14 +61,108 @@ def _lower(
             f"@{core.short_name}.def_lowering(platform={where!r})"
         )
     form = parse_form(bind_params, len(values))
-    if entry.rule is not None and entry.raw and not form.levels and form.linearize is None:
+    target = entry.ffi_target
+    if target is not None and form.linearize is None and not _jax.for_export(ctx):
+        check_ffi_handler(core, target, platform or _jax.module_platforms(ctx)[0])
+    raw = entry.rule is not None and entry.raw and form.linearize is None
+    if raw and not form.levels and not _jax.partitioned_context(ctx):
         return list(entry.rule.fn(ctx, *values, **entry.rule.arity.select(form.params)))
     avals = _jax.avals_in(ctx)
-    key = ("lower", platform, form.key(), tuple(avals), _jax.trace_context())
-    closed: _jax.ClosedJaxpr = core.traces.get_or_make(
-        key, lambda: _jax.trace_avals(form_function(core, form, entry, platform), avals)
-    )
+    closed: _jax.ClosedJaxpr | None = None
+    if not raw:
+        key = ("lower", platform, form.key(), tuple(avals), _jax.trace_context())
+        closed = core.traces.get_or_make(
+            key, lambda: _jax.trace_avals(form_function(core, form, entry, platform), avals)
+        )
+    # A custom call (an FFI or a Pallas kernel) is opaque to the partitioner, which would
+    # gather its operands: the sharding rule makes it splittable.  A raw rule may emit
+    # one too, or plain operations the partitioner sees (and fuses): it is made a
+    # partitioned call only when its primitive declares a sharding rule.
+    opaque = closed is None and core.rules.sharding is not None
+    if (
+        form.linearize is None
+        and _jax.partitioned_context(ctx)
+        and (opaque or (closed is not None and _jax.has_custom_call(closed)))
+    ):
+        partitioned = _lower_partitioned(core, form, ctx, values)
+        if partitioned is not None:
+            return partitioned
+    if closed is None:
+        if not form.levels:
+            assert entry.rule is not None
+            return list(entry.rule.fn(ctx, *values, **entry.rule.arity.select(form.params)))
+        closed = _jax.trace_avals(form_function(core, form, entry, platform), avals)
     return _jax.lower_jaxpr(ctx, closed, *values)
+
+
+def _lower_partitioned(
+    core: Core, form: Form, ctx: Any, values: Sequence[Any]
+) -> Sequence[Any] | None:
+    """A custom call the partitioner cannot see into, made splittable by its sharding rule.
+
+    The equation becomes a ``custom_partitioning`` call carrying the Shardy rule; each
+    device then binds the same form on its shards (which lowers the kernel on the shard
+    shapes: inside the per-device module this path is not taken again).  None when the
+    equation has no rule that lets anything be split.
+    """
+    avals = _jax.avals_in(ctx)
+    per_example = unbatched_avals(avals, form.levels)
+    outs, _ = base_abstract_eval(core, form.plain, per_example)
+    rule = equation_rule(
+        core.name,
+        core.rules.sharding,
+        elementwise=core.rules.batching_kind == "elementwise",
+        avals_in=per_example,
+        avals_out=outs,
+        levels=form.levels,
+    )
+    if rule is None or not rule.splittable:
+        return None
+    text, kept = rule.shardy()
+
+    def per_shard(*shards: Any) -> list[Any]:
+        return core.bind(_shard_form(form, [_jax.typeof(x) for x in shards]), *shards)
+
+    call = _jax.custom_partitioned(functools.partial(core.bind, form), per_shard, text, kept)
+    closed = _jax.trace_avals(lambda *args: list(call(*args)), avals)
+    return _jax.lower_jaxpr(ctx, closed, *values)
+
+
+def _shard_form(form: Form, avals: Sequence[Any]) -> Form:
+    """``form`` for operands of ``avals`` (shards): each batch level's size read from them."""
+    levels = []
+    for k, (_, batched, _) in enumerate(form.levels):
+        i = batched.index(True)
+        axis = sum(1 for _, outer, _ in form.levels[:k] if outer[i])
+        levels.append((int(avals[i].shape[axis]), batched, None))
+    return Form(form.in_tree, form.params, tuple(levels), form.linearize)
+
+
+def check_ffi_handler(core: Core, target: str, platform: str) -> None:
+    """Raise LoweringError when no handler for ``target`` is registered on ``platform``
+    (XLA would fail to compile the call with a message naming neither primitive nor plugin)."""
+    from jext._registry import registry  # the registry imports jext.primitives
+
+    if (target, platform) in registry().ffi_targets() or _ffi_handler_known(target, platform):
+        return
+    raise LoweringError(
+        f"primitive {core.name!r}: its {platform} rule calls the XLA FFI target {target!r}, "
+        f"but no handler for it is registered on {platform}. The plugin providing the "
+        "kernel registers it in its jext_register_ffi_targets hook "
+        f"(registry.add({target!r}, handler, platform={platform!r})); run `jext list` to "
+        "see whether that plugin is installed and loaded"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _ffi_handler_known(target: str, platform: str) -> bool:
+    # A handler registered with jax.ffi.register_ffi_target directly, not through jext:
+    # only compiling a call tells (XLA lists no typed FFI handlers).  Once per target.
+    try:
+        _jax.compile_ffi_probe(target, platform)
+    except Exception as err:  # XLA raises its runtime error type
+        return "No FFI handler registered" not in str(err)
+    return True
 
 
 def form_function(

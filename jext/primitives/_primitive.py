@@ -41,6 +41,7 @@ from jext.primitives._rules import (
     check_platform,
     reference_platforms,
 )
+from jext.primitives._sharding import parse_rule
 from jext.primitives._signature import OperandSignature, rule_arity
 from jext.typing import (
     AbstractEvalRule,
@@ -426,6 +427,31 @@ class Primitive(Generic[P, R]):
         Under ``vmap`` batched operands are moved to axis 0, unbatched ones broadcast.
         """
         self._define("batching_leading_axis", batching=None, batching_kind="leading_axis")
+
+    def def_sharding(self, rule: str, *, need_replication: Sequence[str] = ()) -> None:
+        """Declare how the partitioner may split the primitive across devices.
+
+        ``rule`` reads like an einsum over the flat operands and results, one factor name
+        per dimension: ``"... i, i -> ... i"`` says the result has operand 0's shape, that
+        ``i`` is the last axis of operand 0, of operand 1 and of the result, and that the
+        leading axes (``...``, aligned from the right) are shared by operand 0 and the
+        result.  A factor may be split when each shard can compute its part alone; list
+        the others (a reduction axis, an axis the kernel scans) in ``need_replication``.
+        A factor missing from the operands or from the results is never split.
+
+        Traceable rules and the reference need no sharding rule (the partitioner sees
+        their operations); for FFI and raw MLIR rules, which it cannot see into, jext
+        lowers the call with ``custom_partitioning`` carrying this rule, so the kernel
+        runs on each device's shard.  Elementwise primitives get a rule derived from the
+        broadcast, and every primitive lets ``vmap``'s batch axes be split.  Under
+        explicit sharding, operands sharded against the rule raise :class:`jext.RuleError`.
+
+        Example::
+
+            rms_norm.def_sharding("... i, i -> ... i", need_replication=["i"])
+        """
+        parsed = parse_rule(self.name, rule, need_replication)
+        self._define("sharding", sharding=parsed)
 
     @overload
     def def_lowering(

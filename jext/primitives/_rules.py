@@ -10,9 +10,11 @@ from typing import Any, Final, Literal
 
 from jext import _jax
 from jext._errors import DefinitionError
+from jext.primitives._sharding import ShardingRule
 from jext.primitives._signature import RuleArity
 
 __all__ = [
+    "FFI_TARGET_ATTR",
     "GPU_PLATFORMS",
     "BatchingKind",
     "LoweringEntry",
@@ -26,6 +28,9 @@ __all__ = [
 GPU_PLATFORMS: Final = ("cuda", "rocm")
 _VALID_PLATFORMS: Final = frozenset({"cpu", "cuda", "rocm", "gpu", "tpu"})
 _EVERY_PLATFORM: Final[frozenset[str | None]] = frozenset((*_jax.PLATFORMS, None))
+
+FFI_TARGET_ATTR: Final = "jext_ffi_target"
+"""The attribute naming the FFI target of a rule made by ``jext.lowering.ffi_rule``."""
 
 BatchingKind = Literal["default", "custom", "elementwise", "leading_axis"]
 
@@ -57,6 +62,17 @@ class LoweringEntry:
         if self.rule is None:
             return "reference"
         return "raw" if self.raw else "traceable"
+
+    @property
+    def ffi_target(self) -> str | None:
+        """The XLA FFI target the rule calls (a rule made by ``jext.lowering.ffi_rule``)."""
+        target = None if self.rule is None else getattr(self.rule.fn, FFI_TARGET_ATTR, None)
+        return target if isinstance(target, str) else None
+
+    @property
+    def opaque(self) -> bool:
+        """Whether the partitioner cannot see into the rule (a custom call)."""
+        return self.raw or self.ffi_target is not None
 
     @property
     def label(self) -> str:
@@ -101,6 +117,7 @@ class Rules:
     lowerings: Mapping[str | None, LoweringEntry] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    sharding: ShardingRule | None = None
 
     def replace(self, **changes: Any) -> Rules:
         return dataclasses.replace(self, **changes)
@@ -145,7 +162,16 @@ class Rules:
             "transpose": "none" if self.transpose is None else "custom",
             "batching": self.batching_kind,
             "lowering": ("custom:" + ",".join(custom)) if custom else "default",
+            "sharding": self.sharding_source,
         }
+
+    @property
+    def sharding_source(self) -> Literal["custom", "elementwise", "batch"]:
+        """Where the sharding rule comes from: ``def_sharding``, the elementwise declaration,
+        or nothing declared (then only ``vmap``'s batch axes may be split)."""
+        if self.sharding is not None:
+            return "custom"
+        return "elementwise" if self.batching_kind == "elementwise" else "batch"
 
 
 def check_platform(primitive_name: str, platform: object) -> None:

@@ -69,6 +69,8 @@ _softplus_ffi = jext.lowering.ffi_rule(
 )
 softplus.def_lowering(_softplus_ffi, platform="cpu")
 softplus.def_lowering(_softplus_ffi, platform="cuda")
+# Elementwise: vmap hands the kernel the batch as is, and the partitioner splits any axis.
+softplus.def_batching_elementwise()
 
 
 @softplus.def_examples
@@ -97,8 +99,6 @@ def rms_norm(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
 
 # Leading axes are rows to the kernel, and w's leading axes a prefix of x's: with
 # "broadcast_all" a vmapped batch axis comes in front of both, so a batch is one call.
-# The target is declared batch-partitionable (see register_ffi_targets), the hook the
-# sharding work builds on; with jax 0.10 XLA still gathers a sharded operand (docs/native.md).
 rms_norm.def_lowering(
     jext.lowering.ffi_rule(
         "jext_native_rms_norm",
@@ -108,6 +108,11 @@ rms_norm.def_lowering(
     ),
     platform="cpu",
 )
+
+
+# Rows are independent, so the partitioner may split them; the last axis is a reduction
+# inside the kernel and must stay whole on each device.  (docs/sharding.md)
+rms_norm.def_sharding("... i, i -> ... i", need_replication=["i"])
 
 
 @rms_norm.def_examples
@@ -130,6 +135,8 @@ def swish(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
 swish.def_lowering(_pallas.swish_interpret, platform="cpu")
 swish.def_lowering(_pallas.swish_triton, platform="cuda")
 swish.def_lowering(_pallas.swish_mosaic_tpu, platform="tpu")
+# Elementwise: the Triton and Mosaic kernels, opaque to the partitioner, run per shard.
+swish.def_batching_elementwise()
 
 
 @swish.def_examples
