@@ -66,7 +66,7 @@ def _lower(
         check_ffi_handler(core, target, platform or _jax.module_platforms(ctx)[0])
     raw = entry.rule is not None and entry.raw and form.linearize is None
     if raw and not form.levels and not _jax.partitioned_context(ctx):
-        return list(entry.rule.fn(ctx, *values, **entry.rule.arity.select(form.params)))
+        return _emit_raw(entry, ctx, values, form)
     avals = _jax.avals_in(ctx)
     closed: _jax.ClosedJaxpr | None = None
     if not raw:
@@ -89,10 +89,15 @@ def _lower(
             return partitioned
     if closed is None:
         if not form.levels:
-            assert entry.rule is not None
-            return list(entry.rule.fn(ctx, *values, **entry.rule.arity.select(form.params)))
+            return _emit_raw(entry, ctx, values, form)
         closed = _jax.trace_avals(form_function(core, form, entry, platform), avals)
     return _jax.lower_jaxpr(ctx, closed, *values)
+
+
+def _emit_raw(entry: LoweringEntry, ctx: Any, values: Sequence[Any], form: Form) -> list[Any]:
+    rule = entry.rule
+    assert rule is not None
+    return list(rule.fn(ctx, *values, **rule.arity.select(form.params)))
 
 
 def _lower_partitioned(

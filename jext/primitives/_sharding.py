@@ -60,7 +60,7 @@ def parse_rule(name: str, text: object, need_replication: Sequence[str]) -> Shar
     def refuse(why: str) -> DefinitionError:
         return DefinitionError(
             f"sharding rule {text!r} of primitive {name!r}: {why}. A rule reads like an "
-            "einsum over the flat operands and results, e.g. \"... i, i -> ... i\""
+            'einsum over the flat operands and results, e.g. "... i, i -> ... i"'
         )
 
     if not isinstance(text, str):
@@ -78,8 +78,9 @@ def parse_rule(name: str, text: object, need_replication: Sequence[str]) -> Shar
                     if i != 0:
                         raise refuse("'...' may only come first in a value")
                 elif not _FACTOR.match(factor):
-                    raise refuse(f"{factor!r} is not a factor name (a letter, then letters, "
-                                 "digits or '_')")
+                    raise refuse(
+                        f"{factor!r} is not a factor name (a letter, then letters, digits or '_')"
+                    )
                 elif dims.count(factor) > 1:
                     raise refuse(f"factor {factor!r} names two dimensions of one value")
             out.append(dims)
@@ -141,8 +142,10 @@ def concrete_rule(
     sizes disagree).
     """
     where = f"sharding rule {rule.text!r} of primitive {name!r}"
-    for kind, vals, avals in (("operand", rule.operands, avals_in),
-                              ("result", rule.results, avals_out)):
+    for kind, vals, avals in (
+        ("operand", rule.operands, avals_in),
+        ("result", rule.results, avals_out),
+    ):
         if len(vals) != len(avals):
             raise RuleError(
                 f"{where} has {len(vals)} {kind}(s), but the primitive has {len(avals)} flat "
@@ -161,8 +164,7 @@ def concrete_rule(
                 f"{len(named)} dimension(s){' and more' if dims[:1] == (ELLIPSIS,) else ''}"
             )
         # Ellipsis dims count from the right: "..." of (3, 1, 5) and of (5,) line up.
-        out = [f"...{extra - d}" if shape[d] != 1 else f"...1:{next(fresh)}"
-               for d in range(extra)]
+        out = [f"...{extra - d}" if shape[d] != 1 else f"...1:{next(fresh)}" for d in range(extra)]
         out += named
         for f, size in zip(out, shape, strict=True):
             known = sizes.setdefault(f, size)
@@ -173,13 +175,20 @@ def concrete_rule(
                 )
         return tuple(out)
 
-    operands = [expand("operand", i, v, a) for i, (v, a) in enumerate(zip(rule.operands, avals_in))]
-    results = [expand("result", i, v, a) for i, (v, a) in enumerate(zip(rule.results, avals_out))]
+    operands = [
+        expand("operand", i, v, a)
+        for i, (v, a) in enumerate(zip(rule.operands, avals_in, strict=True))
+    ]
+    results = [
+        expand("result", i, v, a)
+        for i, (v, a) in enumerate(zip(rule.results, avals_out, strict=True))
+    ]
     return _with_levels(operands, results, set(rule.need_replication), levels)
 
 
-def elementwise_rule(avals_in: Sequence[Any], avals_out: Sequence[Any],
-                     levels: Sequence[Level] = ()) -> Concrete | None:
+def elementwise_rule(
+    avals_in: Sequence[Any], avals_out: Sequence[Any], levels: Sequence[Level] = ()
+) -> Concrete | None:
     """The rule of an elementwise primitive (operands broadcast NumPy-style to the results).
 
     None when the results do not all have the broadcast shape (then no rule is derived).
@@ -194,16 +203,19 @@ def elementwise_rule(avals_in: Sequence[Any], avals_out: Sequence[Any],
     rank = len(full)
     fresh = iter(range(1 << 30))
     operands = [
-        tuple(f"d{rank - len(s) + d}" if n == full[rank - len(s) + d] else f"one{next(fresh)}"
-              for d, n in enumerate(s))
+        tuple(
+            f"d{rank - len(s) + d}" if n == full[rank - len(s) + d] else f"one{next(fresh)}"
+            for d, n in enumerate(s)
+        )
         for s in shapes
     ]
     results = [tuple(f"d{d}" for d in range(rank)) for _ in avals_out]
     return _with_levels(operands, results, set(), levels)
 
 
-def batch_rule(avals_in: Sequence[Any], avals_out: Sequence[Any],
-               levels: Sequence[Level]) -> Concrete:
+def batch_rule(
+    avals_in: Sequence[Any], avals_out: Sequence[Any], levels: Sequence[Level]
+) -> Concrete:
     """Only the batch levels of ``vmap`` may be split; every other dimension is kept whole."""
     fresh = iter(range(1 << 30))
     operands = [tuple(f"x{next(fresh)}" for _ in a.shape) for a in avals_in]
