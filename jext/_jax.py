@@ -333,10 +333,13 @@ def partitioned_context(ctx: LoweringContext) -> bool:
     from jax._src import sharding_impls
 
     axis_context = ctx.module_context.axis_context
+    # custom_partitioning needs the devices, which jit gives while lowering only to
+    # primitives in require_devices_during_lowering.
     return (
         bool(_config.use_shardy_partitioner.value)
         and isinstance(axis_context, sharding_impls.ShardingContext)
         and axis_context.num_devices > 1
+        and axis_context.device_assignment is not None
     )
 
 
@@ -397,10 +400,11 @@ def require_devices_during_lowering(prim: Primitive) -> None:
 
 def compile_ffi_probe(target: str, platform: str) -> None:
     """Compile a call of the FFI ``target`` on ``platform``; raises if XLA has no handler."""
-    call = jax.ffi.ffi_call(target, shape_dtype_struct((0,), np.float32))
+    # One element: XLA folds away a call whose result is empty, handler or not.
+    call = jax.ffi.ffi_call(target, shape_dtype_struct((1,), np.float32))
     with eval_context():
-        empty = jax.device_put(np.zeros((0,), np.float32), jax.devices(platform)[0])
-        jax.jit(call).lower(empty).compile()
+        one = jax.device_put(np.zeros((1,), np.float32), jax.devices(platform)[0])
+        jax.jit(call).lower(one).compile()
 
 
 def mesh_axes_of(aval: AbstractValue) -> tuple[Any, ...] | None:
@@ -427,9 +431,11 @@ def mesh_axes_of(aval: AbstractValue) -> tuple[Any, ...] | None:
     return tuple(own(e) for e in spec)
 
 
-def with_mesh_axes(aval: AbstractValue, axes: Sequence[Any]) -> AbstractValue:
-    """``aval`` sharded along ``axes`` (per dimension) of its own explicit mesh."""
-    sharding: Any = aval.sharding
+def with_mesh_axes(
+    aval: AbstractValue, axes: Sequence[Any], *, like: AbstractValue
+) -> AbstractValue:
+    """``aval`` sharded along ``axes`` (per dimension) of the explicit mesh of ``like``."""
+    sharding: Any = like.sharding
     spec = jax.sharding.PartitionSpec(*axes)  # type: ignore[no-untyped-call]
     out: AbstractValue = aval.update(sharding=sharding.update(spec=spec))  # type: ignore[no-untyped-call]
     return out

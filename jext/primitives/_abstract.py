@@ -12,6 +12,7 @@ from jax import tree_util
 from jext import _jax
 from jext._errors import RuleError
 from jext.primitives._core import Core, Form, batched_avals, typed_key, unbatched_avals
+from jext.primitives._sharding import concrete_rule, explicit_result_axes
 
 __all__ = [
     "Linearized",
@@ -105,7 +106,21 @@ def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
         outs, _ = base_abstract_eval(core, form, per_example)
     else:
         outs = list(linearized(core, form, per_example).forward.out_avals)
-    return batched_avals(outs, form.levels)
+    batched = batched_avals(outs, form.levels)
+    declared = core.rules.sharding
+    if declared is None or form.linearize is not None:
+        return batched
+    axes = [_jax.mesh_axes_of(a) for a in avals]
+    template = next((a for a, x in zip(avals, axes, strict=True) if x is not None), None)
+    if template is None:
+        return batched
+    # Explicit sharding: the result types carry the shardings the author's rule gives,
+    # and operands sharded against the rule are refused here, at trace time.
+    rule = concrete_rule(core.name, declared, per_example, outs, form.levels)
+    out_axes = explicit_result_axes(core.name, declared.text, rule, axes)
+    return [
+        _jax.with_mesh_axes(o, a, like=template) for o, a in zip(batched, out_axes, strict=True)
+    ]
 
 
 def out_tree(core: Core, form: Form, avals: Sequence[Any]) -> Any:

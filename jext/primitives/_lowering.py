@@ -27,7 +27,7 @@ __all__ = ["impl", "register_lowerings", "rule_as_function"]
 
 def register_lowerings(core: Core) -> None:
     """Register JAX lowering rules reading ``core.rules`` (called once, when frozen)."""
-    if core.rules.lowerings:  # a rule may lower to custom_partitioning (see _lower)
+    if _may_partition(core):
         _jax.require_devices_during_lowering(core.jax)
     if not core.rules.has_custom_lowering:
         # Every platform lowers the reference: one dispatcher serves them all.
@@ -35,6 +35,18 @@ def register_lowerings(core: Core) -> None:
         return
     for platform in (*_jax.PLATFORMS, None):
         _jax.register_lowering(core.jax, functools.partial(_lower, core, platform), platform)
+
+
+def _may_partition(core: Core) -> bool:
+    """Whether a rule may lower to ``custom_partitioning`` (see ``_lower``): an FFI rule, a
+    raw rule with a declared sharding rule, or an accelerator's rule (a Pallas kernel)."""
+    rules = core.rules
+    return any(
+        entry.ffi_target is not None
+        or (entry.raw and rules.sharding is not None)
+        or (not entry.raw and platform not in ("cpu", None))
+        for platform, entry in rules.lowerings.items()
+    )
 
 
 def _entry(core: Core, platform: str | None) -> LoweringEntry | None:

@@ -33,6 +33,7 @@ __all__ = [
     "concrete_rule",
     "elementwise_rule",
     "equation_rule",
+    "explicit_result_axes",
     "parse_rule",
 ]
 
@@ -276,3 +277,48 @@ def equation_rule(
     if derived is None and levels:
         derived = batch_rule(avals_in, avals_out, levels)
     return derived
+
+
+def explicit_result_axes(
+    name: str, text: str, rule: Concrete, operand_axes: Sequence[tuple[Any, ...] | None]
+) -> list[tuple[Any, ...]]:
+    """Under explicit sharding: the mesh axes of each result's dimensions the rule gives
+    for operands sharded along ``operand_axes`` (per operand and dimension; None: not
+    explicitly sharded).  Raises RuleError where the operands contradict the rule."""
+    where = f"primitive {name!r}: its sharding rule {text!r}"
+    chosen: dict[str, tuple[Any, int, int]] = {}
+    owner: dict[Any, str] = {}
+    for i, (factors, axes) in enumerate(zip(rule.operands, operand_axes, strict=True)):
+        for d, (factor, axis) in enumerate(zip(factors, axes or (), strict=False)):
+            if axis is None:
+                continue
+            shown = _shown(factor)
+            if factor in rule.need_replication:
+                raise RuleError(
+                    f"{where} keeps {shown} whole, but operand {i} is sharded along mesh "
+                    f"axis {axis!r} in dimension {d}. Reshard the operand "
+                    "(jax.sharding.reshard) or, if the kernel can split it, drop it from "
+                    "need_replication"
+                )
+            known = chosen.setdefault(factor, (axis, i, d))
+            if known[0] != axis:
+                raise RuleError(
+                    f"{where} maps operand {known[1]} dimension {known[2]} and operand {i} "
+                    f"dimension {d} to the same {shown}, but they are sharded along "
+                    f"different mesh axes ({known[0]!r} and {axis!r}). Reshard one of them, "
+                    "or fix the rule if the dimensions are unrelated"
+                )
+            other = owner.setdefault(axis, factor)
+            if other != factor:
+                raise RuleError(
+                    f"{where}: mesh axis {axis!r} shards both {_shown(other)} and {shown}, "
+                    "which the rule keeps apart; the result cannot be sharded along one "
+                    "mesh axis twice. Reshard one of the operands"
+                )
+    return [tuple(chosen.get(f, (None,))[0] for f in factors) for factors in rule.results]
+
+
+def _shown(factor: str) -> str:
+    if factor.startswith("vmap"):
+        return "a vmap batch axis"
+    return "a '...' dimension" if factor.startswith("...") else f"factor {factor!r}"
