@@ -382,12 +382,9 @@ _CUSTOM_CALL_PRIMITIVES: Final = frozenset({"ffi_call", "pallas_call", "custom_c
 
 
 def has_custom_call(closed: ClosedJaxpr) -> bool:
-    """Whether ``closed`` lowers to a custom call the partitioner cannot see into
-    (an FFI call or a Pallas kernel; Pallas in interpret mode is plain operations)."""
-    for eqn in iter_equations(closed):
-        if eqn.primitive.name in _CUSTOM_CALL_PRIMITIVES:
-            return not eqn.params.get("interpret", False)
-    return False
+    """Whether ``closed`` lowers to a custom call the partitioner cannot see into (an FFI
+    call or a Pallas kernel; in interpret mode too, which stands in for the kernel)."""
+    return any(eqn.primitive.name in _CUSTOM_CALL_PRIMITIVES for eqn in iter_equations(closed))
 
 
 def require_devices_during_lowering(prim: Primitive) -> None:
@@ -405,6 +402,11 @@ def compile_ffi_probe(target: str, platform: str) -> None:
     with eval_context():
         one = jax.device_put(np.zeros((1,), np.float32), jax.devices(platform)[0])
         jax.jit(call).lower(one).compile()
+
+
+def named_sharding(mesh: jax.sharding.Mesh, spec: Sequence[Any]) -> jax.sharding.NamedSharding:
+    """``NamedSharding(mesh, PartitionSpec(*spec))``."""
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec))  # type: ignore[no-untyped-call]
 
 
 def mesh_axes_of(aval: AbstractValue) -> tuple[Any, ...] | None:

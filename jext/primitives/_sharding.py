@@ -31,6 +31,7 @@ __all__ = [
     "ShardingRule",
     "batch_rule",
     "concrete_rule",
+    "describe_factor",
     "elementwise_rule",
     "equation_rule",
     "explicit_result_axes",
@@ -292,7 +293,7 @@ def explicit_result_axes(
         for d, (factor, axis) in enumerate(zip(factors, axes or (), strict=False)):
             if axis is None:
                 continue
-            shown = _shown(factor)
+            shown = describe_factor(factor)
             if factor in rule.need_replication:
                 raise RuleError(
                     f"{where} keeps {shown} whole, but operand {i} is sharded along mesh "
@@ -310,15 +311,21 @@ def explicit_result_axes(
                 )
             other = owner.setdefault(axis, factor)
             if other != factor:
+                both = f"{describe_factor(other)} and {shown}"
                 raise RuleError(
-                    f"{where}: mesh axis {axis!r} shards both {_shown(other)} and {shown}, "
+                    f"{where}: mesh axis {axis!r} shards both {both}, "
                     "which the rule keeps apart; the result cannot be sharded along one "
                     "mesh axis twice. Reshard one of the operands"
                 )
     return [tuple(chosen.get(f, (None,))[0] for f in factors) for factors in rule.results]
 
 
-def _shown(factor: str) -> str:
+def describe_factor(factor: str) -> str:
+    """A factor as an error message names it."""
     if factor.startswith("vmap"):
         return "a vmap batch axis"
+    if factor.startswith(("...1:", "one")):
+        return "an axis of size 1"
+    if factor.startswith("x"):
+        return "an axis of the primitive (only vmap's batch axes may be split)"
     return "a '...' dimension" if factor.startswith("...") else f"factor {factor!r}"

@@ -14,10 +14,11 @@ from jext._registry import Owned, PluginInfo, Registry, close_matches, registry
 from jext.lowering import ALL_PLATFORMS
 from jext.primitives import Primitive
 from jext.random._impl import RngImpl
-from jext.testing._checks import PRIMITIVE_CHECKS, check_report
+from jext.testing._checks import PRIMITIVE_CHECKS, SELECTABLE_CHECKS, check_report
 from jext.testing._report import CheckResult, PrimitiveReport
 from jext.testing._rng_checks import RNG_CHECKS, rng_report
 from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report, start_session
+from jext.testing._sharding_check import SHARDING_CHECK, start_sharding_session
 
 #: The checks of each kind of registered item, in the order they run.
 KIND_CHECKS: dict[str, tuple[str, ...]] = {
@@ -67,7 +68,7 @@ def check_primitive(
         prim = registry().get_primitive(prim)
     report = check_report(
         prim,
-        checks=validate_names(checks, PRIMITIVE_CHECKS, "check"),
+        checks=validate_names(checks, SELECTABLE_CHECKS, "check") if checks else PRIMITIVE_CHECKS,
         platforms=validate_names(platforms, ALL_PLATFORMS, "platform"),
     )
     if not report.ok:
@@ -97,7 +98,10 @@ def run_checks(
     """
     reg = reg or registry()
     everything = list(dict.fromkeys(c for cs in KIND_CHECKS.values() for c in cs))
-    chosen = validate_names(checks, everything, "check")
+    # The sharding check runs only when named (a subprocess on 8 host devices).
+    chosen = (
+        validate_names(checks, [*everything, SHARDING_CHECK], "check") if checks else everything
+    )
     platforms = validate_names(platforms, ALL_PLATFORMS, "platform")
     if scipy_audit:
         from jext.scipy._audit import audited
@@ -174,7 +178,9 @@ def _submit_primitives_and_rngs(
     progress: Callable[[str, CheckResult], None] | None,
 ) -> list[Future[PrimitiveReport]]:
     pending: list[Future[PrimitiveReport]] = []
-    prim_checks = [c for c in chosen if c in PRIMITIVE_CHECKS]
+    prim_checks = [c for c in chosen if c in SELECTABLE_CHECKS]
+    if SHARDING_CHECK in prim_checks:  # one subprocess for all, beside the other checks
+        start_sharding_session([reg.get_primitive(n) for n in owners if n in wanted])
     for name, plugin in owners.items():
         if name in wanted and prim_checks:
             pending.append(

@@ -26,8 +26,9 @@ from jext.testing._report import (
     describe_error,
     guarded,
 )
+from jext.testing._sharding_check import SHARDING_CHECK, sharding_result
 
-__all__ = ["PRIMITIVE_CHECKS", "check_report"]
+__all__ = ["PRIMITIVE_CHECKS", "SELECTABLE_CHECKS", "check_report"]
 
 PRIMITIVE_CHECKS: Final = (
     "abstract_eval",
@@ -39,6 +40,10 @@ PRIMITIVE_CHECKS: Final = (
     "higher_order",
 )
 """Every check run on a primitive, in the order they run."""
+
+SELECTABLE_CHECKS: Final = (*PRIMITIVE_CHECKS, SHARDING_CHECK)
+"""The checks a primitive can be given by name: the default ones, and ``sharding``
+(a subprocess on 8 host devices, so run only when asked for)."""
 
 # Agreement between two computations of the same values (jit vs eager, vmap vs loop),
 # (rtol, atol) by dtype kind and precision.
@@ -709,6 +714,8 @@ def run_check(
     """Run one named check over every example; a raised error is a failure, not a crash."""
     if not examples:
         return CheckResult(check, "skip", "the primitive declares no examples (def_examples)")
+    if check == SHARDING_CHECK:  # all primitives in one subprocess (_sharding_check.py)
+        return sharding_result(prim)
     runner = _RUNNERS[check]
     extra = (platforms,) if check == "lowering" else ()
     worst: float | None = None
