@@ -206,12 +206,12 @@ def elementwise_rule(
     fresh = iter(range(1 << 30))
     operands = [
         tuple(
-            f"d{rank - len(s) + d}" if n == full[rank - len(s) + d] else f"one{next(fresh)}"
+            f"#d{rank - len(s) + d}" if n == full[rank - len(s) + d] else f"#one{next(fresh)}"
             for d, n in enumerate(s)
         )
         for s in shapes
     ]
-    results = [tuple(f"d{d}" for d in range(rank)) for _ in avals_out]
+    results = [tuple(f"#d{d}" for d in range(rank)) for _ in avals_out]
     return _with_levels(operands, results, set(), levels)
 
 
@@ -220,8 +220,8 @@ def batch_rule(
 ) -> Concrete:
     """Only the batch levels of ``vmap`` may be split; every other dimension is kept whole."""
     fresh = iter(range(1 << 30))
-    operands = [tuple(f"x{next(fresh)}" for _ in a.shape) for a in avals_in]
-    results = [tuple(f"x{next(fresh)}" for _ in a.shape) for a in avals_out]
+    operands = [tuple(f"#x{next(fresh)}" for _ in a.shape) for a in avals_in]
+    results = [tuple(f"#x{next(fresh)}" for _ in a.shape) for a in avals_out]
     kept = {f for v in (*operands, *results) for f in v}
     return _with_levels(operands, results, kept, levels)
 
@@ -237,8 +237,8 @@ def _with_levels(
     ops, res = list(operands), list(results)
     for k in reversed(range(len(levels))):
         _, batched, _ = levels[k]
-        ops = [(f"vmap{k}", *v) if b else v for v, b in zip(ops, batched, strict=True)]
-        res = [(f"vmap{k}", *v) for v in res]
+        ops = [(f"vmap#{k}", *v) if b else v for v, b in zip(ops, batched, strict=True)]
+        res = [(f"vmap#{k}", *v) for v in res]
     seen_in = {f for v in ops for f in v}
     seen_out = {f for v in res for f in v}
     # Only in the operands (reduced) or only in the results (made up): a shard cannot
@@ -322,10 +322,13 @@ def explicit_result_axes(
 
 def describe_factor(factor: str) -> str:
     """A factor as an error message names it."""
-    if factor.startswith("vmap"):
+    # Factors jext makes up contain "#" or "...", which a declared factor cannot.
+    if factor.startswith("vmap#"):
         return "a vmap batch axis"
-    if factor.startswith(("...1:", "one")):
+    if factor.startswith(("...1:", "#one")):
         return "an axis of size 1"
-    if factor.startswith("x"):
+    if factor.startswith("#x"):
         return "an axis of the primitive (only vmap's batch axes may be split)"
+    if factor.startswith("#d"):
+        return f"axis {factor[2:]} of the broadcast shape"
     return "a '...' dimension" if factor.startswith("...") else f"factor {factor!r}"
