@@ -348,12 +348,15 @@ def custom_partitioned(
     per_shard: Callable[..., Sequence[Any]],
     rule: str,
     need_replication: tuple[str, ...],
+    choose: Callable[[list[tuple[Any, ...]]], tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]],
 ) -> Callable[..., Any]:
     """``body`` as a ``custom_partitioning`` call carrying the Shardy ``rule``.
 
-    The partitioner chooses shardings consistent with the rule; each device then runs
-    ``per_shard`` on its shards (same flat operands and results as ``body``).
+    At compile time ``choose(operand_specs)`` (mesh axes per dimension of each operand)
+    gives the specs the operands are resharded to and the results' specs, and each
+    device runs ``per_shard`` on its shards (same flat operands and results as ``body``).
     """
+    from jax._src.sharding_impls import GSPMDSharding
     from jax.experimental.custom_partitioning import custom_partitioning
 
     def flat_body(*args: Any) -> tuple[Any, ...]:
@@ -363,18 +366,31 @@ def custom_partitioned(
         return tuple(per_shard(*args))
 
     def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
-        # Shardy already made the shardings agree with the rule: keep them as they are.
-        args = tuple(a.sharding for a in arg_shapes)
-        results = tuple(r.sharding for r in result_shape)
-        return mesh, flat_per_shard, results, args
+        shardings = [a.sharding for a in arg_shapes]
+        if mesh.empty or not all(isinstance(x, jax.sharding.NamedSharding) for x in shardings):
+            # Shardings not on a named mesh: run the call whole on every device.
+            devices = shardings[0]._device_assignment
+            whole = GSPMDSharding.get_replicated(devices)
+            return (
+                mesh,
+                flat_per_shard,
+                tuple(whole for _ in result_shape),
+                (whole,) * len(shardings),
+            )
+        specs = [
+            tuple(x.spec) + (None,) * (len(a.shape) - len(x.spec))
+            for x, a in zip(shardings, arg_shapes, strict=True)
+        ]
+        args, results = choose(specs)
+        return (
+            mesh,
+            flat_per_shard,
+            tuple(named_sharding(mesh, r) for r in results),
+            tuple(named_sharding(mesh, a) for a in args),
+        )
 
     wrapped: Any = custom_partitioning(flat_body)  # type: ignore[no-untyped-call]
-    wrapped.def_partition(
-        partition,
-        sharding_rule=rule,
-        need_replication_factors=need_replication,
-        decode_shardings=False,
-    )
+    wrapped.def_partition(partition, sharding_rule=rule, need_replication_factors=need_replication)
     return wrapped  # type: ignore[no-any-return]
 
 

@@ -2,6 +2,8 @@
 
 The device count is fixed when JAX starts, so the checks run in one subprocess started
 with ``--xla_force_host_platform_device_count=4``; each prints a line this module reads.
+The ``sharding`` check of ``jext check`` runs its own subprocess (8 devices), once for
+the primitives defined here with right and deliberately wrong sharding rules.
 """
 
 from __future__ import annotations
@@ -10,8 +12,58 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
+from jax.interpreters import mlir
+
+import jext
+import jext.testing
+from jext.testing import _sharding_check
+
+
+def _cumsum_rows(x: jax.Array, /) -> jax.Array:
+    return jnp.cumsum(x, axis=-1)
+
+
+def _raw_cumsum(ctx: Any, x: Any) -> list[Any]:
+    # An MLIR rule, so opaque to jext: with a declared sharding rule it is partitioned.
+    lowered: list[Any] = mlir.lower_fun(lambda v: [jnp.cumsum(v, axis=-1)], True)(ctx, x)
+    return lowered
+
+
+def _examples() -> list[jext.Example]:
+    return [jext.Example(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(3, 8))]
+
+
+# Rows may be split, the scanned axis j may not: right.
+scan = jext.primitive("shard.scan")(_cumsum_rows)
+scan.def_lowering(_raw_cumsum, platform="cpu", raw=True)
+scan.def_sharding("i j -> i j", need_replication=["j"])
+scan.def_examples(_examples)
+
+# Wrong: claims j may be split, so each device scans its own part of every row.
+scan_split = jext.primitive("shard.scan_split")(_cumsum_rows)
+scan_split.def_lowering(_raw_cumsum, platform="cpu", raw=True)
+scan_split.def_sharding("i j -> i j")
+scan_split.def_examples(_examples)
+
+# Wrong for a traceable rule: values stay right (the partitioner sees the scan), but the
+# program gathers the axis the rule says may be split.
+scan_traced = jext.primitive("shard.scan_traced")(_cumsum_rows)
+scan_traced.def_sharding("i j -> i j")
+scan_traced.def_examples(_examples)
+
+
+@jext.primitive("shard.add")
+def add(x: jax.Array, y: jax.Array, /) -> jax.Array:
+    return x + y
+
+
+add.def_sharding("i, i -> i")
 
 _SCRIPT = textwrap.dedent(
     """
@@ -73,6 +125,34 @@ _SCRIPT = textwrap.dedent(
         want_w = (f(x)).sum(0)
         print("shard_map", f.name, same, np.allclose(g, grads[f](x), rtol=1e-5),
               np.allclose(gw, want_w, rtol=1e-5, atol=1e-5))
+
+    # 4. A raw (opaque) rule with a sharding rule: one partitioned call, run per shard.
+    from tests.test_sharding import add, scan
+    want = np.cumsum(np.asarray(x), axis=-1)
+    lowered = jax.jit(scan).lower(xs)
+    out = jax.jit(scan)(xs)
+    print("raw", "CustomSPMDPartitioning" in lowered.as_text(),
+          "all-gather" in lowered.compile().as_text(), out.sharding.spec == P("x"),
+          np.allclose(out, want, rtol=1e-5))
+    cols = jax.device_put(x, NamedSharding(auto, P(None, "x")))  # j kept whole: gathered
+    print("raw-kept", np.allclose(jax.jit(scan)(cols), want, rtol=1e-5))
+
+    # 5. Explicit sharding: result types from the rule; operands against it refused.
+    with jax.set_mesh(explicit):
+        xe = jax.device_put(x, NamedSharding(explicit, P("x")))
+        print("rule-type", jax.make_jaxpr(scan)(xe).out_avals[0].str_short(short_dtypes=True))
+        try:
+            scan(jax.device_put(x, NamedSharding(explicit, P(None, "x"))))
+        except jext.RuleError as err:
+            print("rule-error", "keeps factor 'j' whole" in str(err), "operand 0" in str(err))
+    two = jax.make_mesh((2, 2), ("a", "b"), axis_types=(AxisType.Explicit,) * 2)
+    with jax.set_mesh(two):
+        v = jnp.arange(8.0)
+        try:
+            add(jax.device_put(v, NamedSharding(two, P("a"))),
+                jax.device_put(v, NamedSharding(two, P("b"))))
+        except jext.RuleError as err:
+            print("rule-error-axes", "different mesh axes ('a' and 'b')" in str(err))
     """
 )
 
@@ -82,6 +162,7 @@ def lines() -> list[list[str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JEXT_")}
     env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
     env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, check=False
     )
@@ -107,3 +188,72 @@ def test_explicit_sharding_keeps_output_types_under_grad_and_vmap(
 @pytest.mark.parametrize("name", NAMES)
 def test_shard_map_runs_rules_per_shard(lines: list[list[str]], name: str) -> None:
     assert ["shard_map", name, "True", "True", "True"] in lines
+
+
+def test_an_opaque_rule_with_a_sharding_rule_runs_per_shard(lines: list[list[str]]) -> None:
+    assert ["raw", "True", "False", "True", "True"] in lines
+    assert ["raw-kept", "True"] in lines
+
+
+def test_explicit_result_types_come_from_the_rule(lines: list[list[str]]) -> None:
+    assert ["rule-type", "f32[16@x,4]"] in lines
+
+
+def test_explicit_operands_sharded_against_the_rule_raise_a_rule_error(
+    lines: list[list[str]],
+) -> None:
+    assert ["rule-error", "True", "True"] in lines
+    assert ["rule-error-axes", "True"] in lines
+
+
+# --- the sharding check of jext check -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checked() -> dict[str, tuple[str, str]]:
+    """Each primitive's sharding check: ``(status, message)``."""
+    prims = [scan, scan_split, scan_traced]
+    _sharding_check.start_sharding_session(prims)  # one subprocess for the three
+    out = {}
+    for prim in prims:
+        try:
+            (result,) = jext.testing.check_primitive(prim, checks=["sharding"]).results
+            out[prim.name] = (result.status, result.message)
+        except AssertionError as err:  # the report of a failed check
+            out[prim.name] = ("fail", str(err))
+    return out
+
+
+def test_sharding_check_passes_a_right_rule_and_says_what_ran(
+    checked: dict[str, tuple[str, str]],
+) -> None:
+    status, message = checked["shard.scan"]
+    assert status == "pass", message
+    # Three rows do not divide 8 devices: the axis is tiled along its factor first.
+    assert "example 0, operand 0 axis 0 (tiled) over 8" in message
+    assert "kept whole by the rule: example 0, operand 0 axis 1 (factor 'j')" in message
+
+
+def test_sharding_check_fails_a_rule_that_splits_what_the_kernel_scans(
+    checked: dict[str, tuple[str, str]],
+) -> None:
+    status, message = checked["shard.scan_split"]
+    assert status == "fail"
+    assert "operand 0 axis 1 split over 8 devices: result 0 differs" in message
+
+
+def test_sharding_check_fails_an_all_gather_the_rule_promises_away(
+    checked: dict[str, tuple[str, str]],
+) -> None:
+    status, message = checked["shard.scan_traced"]
+    assert status == "fail"
+    assert "all-gathers, though the rule 'i j -> i j' lets this axis be split" in message
+
+
+def test_sharding_rules_are_listed_with_the_other_rules() -> None:
+    assert scan.rule_sources()["sharding"] == "custom"
+    assert jext.get_primitive("example.softplus").rule_sources()["sharding"] in {
+        "elementwise",
+        "batch",
+    }
+    assert str(scan.rules.sharding) == "i j -> i j (replicated: j)"

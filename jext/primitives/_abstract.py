@@ -18,6 +18,7 @@ __all__ = [
     "Linearized",
     "abstract_eval",
     "base_abstract_eval",
+    "check_explicit_operands",
     "linearized",
     "out_tree",
     "trace_reference",
@@ -102,25 +103,37 @@ def base_abstract_eval(core: Core, form: Form, avals: Sequence[Any]) -> tuple[li
 def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     """The result avals of the equation binding ``form`` on ``avals``."""
     per_example = unbatched_avals(avals, form.levels)
+    declared = core.rules.sharding if form.linearize is None else None
+    axes = [_jax.mesh_axes_of(a) for a in avals] if declared is not None else []
+    template = next((a for a, x in zip(avals, axes, strict=False) if x is not None), None)
+    check_explicit_operands(core, form, avals)
     if form.linearize is None:
         outs, _ = base_abstract_eval(core, form, per_example)
     else:
         outs = list(linearized(core, form, per_example).forward.out_avals)
     batched = batched_avals(outs, form.levels)
-    declared = core.rules.sharding
-    if declared is None or form.linearize is not None:
+    if declared is None or template is None:
         return batched
-    axes = [_jax.mesh_axes_of(a) for a in avals]
-    template = next((a for a, x in zip(avals, axes, strict=True) if x is not None), None)
-    if template is None:
-        return batched
-    # Explicit sharding: the result types carry the shardings the author's rule gives,
-    # and operands sharded against the rule are refused here, at trace time.
+    # The result types carry the shardings the author's rule gives.
     rule = concrete_rule(core.name, declared, per_example, outs, form.levels)
     out_axes = explicit_result_axes(core.name, declared.text, rule, axes)
     return [
         _jax.with_mesh_axes(o, a, like=template) for o, a in zip(batched, out_axes, strict=True)
     ]
+
+
+def check_explicit_operands(core: Core, form: Form, avals: Sequence[Any]) -> None:
+    """Under explicit sharding, refuse operands sharded against the author's rule before
+    the reference traces (whose own error would not name the rule)."""
+    declared = core.rules.sharding
+    if declared is None or form.linearize is not None:
+        return
+    axes = [_jax.mesh_axes_of(a) for a in avals]
+    if all(x is None for x in axes):
+        return
+    per_example = unbatched_avals(avals, form.levels)
+    operands_only = concrete_rule(core.name, declared, per_example, None, form.levels)
+    explicit_result_axes(core.name, declared.text, operands_only, axes)
 
 
 def out_tree(core: Core, form: Form, avals: Sequence[Any]) -> Any:

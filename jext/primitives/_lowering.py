@@ -140,7 +140,9 @@ def _lower_partitioned(
     def per_shard(*shards: Any) -> list[Any]:
         return core.bind(_shard_form(form, [_jax.typeof(x) for x in shards]), *shards)
 
-    call = _jax.custom_partitioned(functools.partial(core.bind, form), per_shard, text, kept)
+    call = _jax.custom_partitioned(
+        functools.partial(core.bind, form), per_shard, text, kept, rule.choose
+    )
     closed = _jax.trace_avals(lambda *args: list(call(*args)), avals)
     return _jax.lower_jaxpr(ctx, closed, *values)
 

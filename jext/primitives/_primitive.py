@@ -303,7 +303,9 @@ class Primitive(Generic[P, R]):
         self._freeze()
         core = self._core
         form = Form(in_tree, params)
-        _, out_tree = _abstract.base_abstract_eval(core, form, [_jax.typeof(x) for x in flat])
+        avals = [_jax.typeof(x) for x in flat]
+        _abstract.check_explicit_operands(core, form, avals)
+        _, out_tree = _abstract.base_abstract_eval(core, form, avals)
         bind_params = form.bind_params()
         # Eagerly, a jitted bind skips JAX's per-call dispatch of the primitive; it is
         # compiled once per signature like the default impl.  A custom impl runs as is.

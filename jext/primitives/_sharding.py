@@ -126,6 +126,28 @@ class Concrete:
         kept = tuple(n for f, n in names.items() if f in self.need_replication)
         return f"{side(self.operands)} -> {side(self.results)}", kept
 
+    def choose(
+        self, specs: Sequence[tuple[Any, ...]]
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """Operand and result specs (mesh axes per dimension) that agree with the rule,
+        from the operands' ``specs``: each factor split as the first operand splitting it
+        does, unless it is kept whole or its mesh axes already split another factor."""
+        axes_of: dict[str, Any] = {}
+        used: set[str] = set()
+        for factors, spec in zip(self.operands, specs, strict=True):
+            for factor, entry in zip(factors, spec, strict=False):
+                names = (entry,) if isinstance(entry, str) else tuple(entry or ())
+                if not names or factor in self.need_replication or factor in axes_of:
+                    continue
+                if used.isdisjoint(names):
+                    axes_of[factor] = entry
+                    used.update(names)
+
+        def specs_of(values: tuple[tuple[str, ...], ...]) -> list[tuple[Any, ...]]:
+            return [tuple(axes_of.get(f) for f in v) for v in values]
+
+        return specs_of(self.operands), specs_of(self.results)
+
     def allowed_dims(self, operand: int) -> list[int]:
         """The dimensions of flat operand ``operand`` the rule lets the partitioner split."""
         return [d for d, f in enumerate(self.operands[operand]) if f not in self.need_replication]
@@ -135,19 +157,22 @@ def concrete_rule(
     name: str,
     rule: ShardingRule,
     avals_in: Sequence[Any],
-    avals_out: Sequence[Any],
+    avals_out: Sequence[Any] | None,
     levels: Sequence[Level] = (),
 ) -> Concrete:
     """``rule`` for operands and results of these (per-example) avals, under ``levels``.
 
-    Raises RuleError when the rule does not fit the avals (count, rank or a factor whose
-    sizes disagree).
+    With ``avals_out=None``, for the operands only (results empty, and only the declared
+    factors kept whole).  Raises RuleError when the rule does not fit the avals (count,
+    rank or a factor whose sizes disagree).
     """
     where = f"sharding rule {rule.text!r} of primitive {name!r}"
     for kind, vals, avals in (
         ("operand", rule.operands, avals_in),
-        ("result", rule.results, avals_out),
+        ("result", rule.results, avals_out or ()),
     ):
+        if avals_out is None and kind == "result":
+            continue
         if len(vals) != len(avals):
             raise RuleError(
                 f"{where} has {len(vals)} {kind}(s), but the primitive has {len(avals)} flat "
@@ -181,6 +206,9 @@ def concrete_rule(
         expand("operand", i, v, a)
         for i, (v, a) in enumerate(zip(rule.operands, avals_in, strict=True))
     ]
+    if avals_out is None:
+        ops = _with_levels(operands, [], set(), levels).operands
+        return Concrete(ops, (), rule.need_replication)
     results = [
         expand("result", i, v, a)
         for i, (v, a) in enumerate(zip(rule.results, avals_out, strict=True))
