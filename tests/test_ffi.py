@@ -196,3 +196,16 @@ def test_ffi_rule_is_exported_from_the_facade() -> None:
 
     assert jext.lowering.ffi_rule is _ffi.ffi_rule
     assert np.isin("testsffi_scale", sorted(_ffi.ffi_targets()))
+
+
+def test_a_target_without_a_handler_is_a_jext_error_naming_what_registers_it() -> None:
+    # testsffi_scale lowers (and exports) without a handler; compiling it on cpu needs one.
+    with pytest.raises(jext.LoweringError) as info:
+        jax.jit(scale)(X)
+    message = str(info.value)
+    assert message.startswith(
+        "primitive 'testsffi.scale': its cpu rule calls the XLA FFI target 'testsffi_scale', "
+        "but no handler for it is registered on cpu."
+    )
+    assert "jext_register_ffi_targets hook" in message
+    assert "registry.add('testsffi_scale', handler, platform='cpu')" in message

@@ -18,6 +18,7 @@ from jext_example_native import _native_cpu, rms_norm, softplus, swish
 import jext
 import jext.lowering
 import jext.testing
+from jext.testing import _sharding_check
 
 X = np.linspace(-4.0, 4.0, 12, dtype=np.float32).reshape(3, 4)
 W = np.linspace(0.5, 2.0, 4, dtype=np.float32)
@@ -191,6 +192,85 @@ def test_a_kernel_that_disagrees_with_the_reference_fails_the_checks() -> None:
     doubled.def_examples(lambda: [jext.Example(X)])
     with pytest.raises(AssertionError, match="FAIL  jvp"):
         jext.testing.check_primitive(doubled, checks=["jvp"])
+
+
+def test_a_handler_registered_with_jax_directly_is_found() -> None:
+    # Not through jext's hook: jext cannot list it, so it compiles a probe call to see.
+    jax.ffi.register_ffi_target(
+        "testnative_direct_softplus", _native_cpu.handlers()["jext_native_softplus"]
+    )
+
+    @jext.primitive("testnative.direct_softplus")
+    def direct(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+        return softplus.reference(x, beta=beta)
+
+    direct.def_lowering(
+        jext.lowering.ffi_rule(
+            "testnative_direct_softplus", primitive=direct, attrs={"beta": "float32"}
+        ),
+        platform="cpu",
+    )
+    _close(jax.jit(direct)(X), softplus.reference(X))
+
+
+# --- sharding: one subprocess on 8 host devices for every primitive checked -------------------
+
+
+@jext.primitive("testnative.rms_norm_split_rows")
+def rms_norm_split_rows(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
+    return rms_norm.reference(x, w, eps=eps)
+
+
+# Wrong: the kernel reduces over j, so splitting j makes each device normalize its part.
+rms_norm_split_rows.def_lowering(
+    jext.lowering.ffi_rule(
+        "jext_native_rms_norm", primitive=rms_norm_split_rows, attrs={"eps": "float32"}
+    ),
+    platform="cpu",
+)
+rms_norm_split_rows.def_sharding("i j, j -> i j")
+rms_norm_split_rows.def_examples(lambda: [jext.Example(X, W)])
+
+
+@pytest.fixture(scope="module")
+def sharding_checks() -> dict[str, tuple[str, str]]:
+    prims = [softplus, rms_norm, swish, rms_norm_split_rows]
+    _sharding_check.start_sharding_session(prims)
+    out = {}
+    for prim in prims:
+        try:
+            (result,) = jext.testing.check_primitive(prim, checks=["sharding"]).results
+            out[prim.name] = (result.status, result.message)
+        except AssertionError as err:
+            out[prim.name] = ("fail", str(err))
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_native_kernels_stay_sharded_on_8_devices(
+    sharding_checks: dict[str, tuple[str, str]], name: str
+) -> None:
+    # Each split operand axis ran per shard: same values, no all-gather in the program.
+    status, message = sharding_checks[CASES[name][0].name]
+    assert status == "pass", message
+    assert "operand 0 axis 0 (tiled) over 8" in message
+
+
+def test_rms_norm_keeps_its_reduced_axis_whole(
+    sharding_checks: dict[str, tuple[str, str]],
+) -> None:
+    _, message = sharding_checks["native.rms_norm"]
+    assert "kept whole by the rule: example 0, operand 0 axis 1 (factor 'i')" in message
+    assert rms_norm.rule_sources()["sharding"] == "custom"
+    assert softplus.rule_sources()["sharding"] == swish.rule_sources()["sharding"] == "elementwise"
+
+
+def test_a_rule_that_splits_the_reduced_axis_fails_the_sharding_check(
+    sharding_checks: dict[str, tuple[str, str]],
+) -> None:
+    status, message = sharding_checks["testnative.rms_norm_split_rows"]
+    assert status == "fail"
+    assert "operand 0 axis 1 split over 8 devices: result 0 differs" in message
 
 
 def test_handlers_come_from_the_compiled_extension_and_are_registered() -> None:
