@@ -262,7 +262,9 @@ def _parser() -> argparse.ArgumentParser:
         help="check only what this plugin registers (repeatable)",
     )
     p_check.add_argument("--json", action="store_true", help="print a machine-readable report")
-    p_check.add_argument("--checks", type=_csv, help="comma-separated checks to run (default: all)")
+    p_check.add_argument(
+        "--checks", type=_csv, help="comma-separated checks to run (default: all but sharding)"
+    )
     p_check.add_argument(
         "--platforms", type=_csv, help="comma-separated platforms to lower for (default: all)"
     )
