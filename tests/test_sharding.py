@@ -212,16 +212,8 @@ def test_explicit_operands_sharded_against_the_rule_raise_a_rule_error(
 @pytest.fixture(scope="module")
 def checked() -> dict[str, tuple[str, str]]:
     """Each primitive's sharding check: ``(status, message)``."""
-    prims = [scan, scan_split, scan_traced]
-    _sharding_check.start_sharding_session(prims)  # one subprocess for the three
-    out = {}
-    for prim in prims:
-        try:
-            (result,) = jext.testing.check_primitive(prim, checks=["sharding"]).results
-            out[prim.name] = (result.status, result.message)
-        except AssertionError as err:  # the report of a failed check
-            out[prim.name] = ("fail", str(err))
-    return out
+    results = jext.testing.check_sharding(scan, scan_split, scan_traced)  # one subprocess
+    return {name: (r.status, r.message) for name, r in results.items()}
 
 
 def test_sharding_check_passes_a_right_rule_and_says_what_ran(
@@ -257,3 +249,23 @@ def test_sharding_rules_are_listed_with_the_other_rules() -> None:
         "batch",
     }
     assert str(scan.rules.sharding) == "i j -> i j (replicated: j)"
+
+
+def test_jext_check_runs_the_sharding_check_only_when_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The plumbing, without the subprocess: every selected primitive goes to one session.
+    sessions: list[list[str]] = []
+
+    def fake_run(prims: list[Any]) -> dict[str, jext.testing.CheckResult]:
+        sessions.append([p.name for p in prims])
+        return {p.name: jext.testing.CheckResult("sharding", "pass", "ran") for p in prims}
+
+    monkeypatch.setattr(_sharding_check, "_run", fake_run)
+    reports = jext.testing.run_checks(["example.softplus", "example.cumsum"], checks=["sharding"])
+    assert [sorted(s) for s in sessions] == [["example.cumsum", "example.softplus"]]
+    assert {r.name: [c.message for c in r.results] for r in reports} == {
+        "example.softplus": ["ran"],
+        "example.cumsum": ["ran"],
+    }
+    assert "sharding" not in jext.testing.PRIMITIVE_CHECKS

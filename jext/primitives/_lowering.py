@@ -173,14 +173,21 @@ def check_ffi_handler(core: Core, target: str, platform: str) -> None:
     )
 
 
-@functools.lru_cache(maxsize=64)
+_KNOWN_HANDLERS: set[tuple[str, str]] = set()
+
+
 def _ffi_handler_known(target: str, platform: str) -> bool:
     # A handler registered with jax.ffi.register_ffi_target directly, not through jext:
-    # only compiling a call tells (XLA lists no typed FFI handlers).  Once per target.
+    # only compiling a call tells (XLA lists no typed FFI handlers).  Once per target
+    # found; a missing one is probed again, as it may be registered later.
+    if (target, platform) in _KNOWN_HANDLERS:
+        return True
     try:
         _jax.compile_ffi_probe(target, platform)
     except Exception as err:  # XLA raises its runtime error type
-        return "No FFI handler registered" not in str(err)
+        if "No FFI handler registered" in str(err):
+            return False
+    _KNOWN_HANDLERS.add((target, platform))
     return True
 
 

@@ -14,6 +14,7 @@ from jext.testing._pytest_plugin import test_jext_conformance as test_jext_confo
 from jext.testing._report import CheckResult as CheckResult
 from jext.testing._report import CheckStatus as CheckStatus
 from jext.testing._report import PrimitiveReport as PrimitiveReport
+from jext.testing._sharding_check import check_sharding as check_sharding
 
 __all__ = [
     "PRIMITIVE_CHECKS",
@@ -21,6 +22,7 @@ __all__ = [
     "CheckStatus",
     "PrimitiveReport",
     "check_primitive",
+    "check_sharding",
     "run_checks",
     "test_jext_conformance",
 ]

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from jext.testing._report import CheckResult
 
-__all__ = ["SHARDING_CHECK", "sharding_result", "start_sharding_session"]
+__all__ = ["SHARDING_CHECK", "check_sharding", "sharding_result", "start_sharding_session"]
 
 SHARDING_CHECK: Final = "sharding"
 DEVICES: Final = 8
@@ -33,6 +33,20 @@ _TAG: Final = "JEXT-SHARDING "
 
 _pending: dict[str, Future[CheckResult]] = {}
 _lock = threading.Lock()
+
+
+def check_sharding(*prims: Any) -> dict[str, CheckResult]:
+    """The ``sharding`` check of each of ``prims``, run in one subprocess on 8 host devices.
+
+    Returns each primitive's result by name (never raises for a failed check), e.g. in a
+    plugin's tests::
+
+        results = jext.testing.check_sharding(rms_norm, softplus)
+        assert results["mylib.rms_norm"].status == "pass", results["mylib.rms_norm"].message
+    """
+    futures: dict[str, Future[CheckResult]] = {p.name: Future() for p in prims}
+    _run_into(list(prims), futures)
+    return {name: future.result() for name, future in futures.items()}
 
 
 def start_sharding_session(prims: Sequence[Any]) -> None:

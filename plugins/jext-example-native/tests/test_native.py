@@ -18,7 +18,6 @@ from jext_example_native import _native_cpu, rms_norm, softplus, swish
 import jext
 import jext.lowering
 import jext.testing
-from jext.testing import _sharding_check
 
 X = np.linspace(-4.0, 4.0, 12, dtype=np.float32).reshape(3, 4)
 W = np.linspace(0.5, 2.0, 4, dtype=np.float32)
@@ -234,16 +233,10 @@ rms_norm_split_rows.def_examples(lambda: [jext.Example(X, W)])
 
 @pytest.fixture(scope="module")
 def sharding_checks() -> dict[str, tuple[str, str]]:
-    prims = [softplus, rms_norm, swish, rms_norm_split_rows]
-    _sharding_check.start_sharding_session(prims)
-    out = {}
-    for prim in prims:
-        try:
-            (result,) = jext.testing.check_primitive(prim, checks=["sharding"]).results
-            out[prim.name] = (result.status, result.message)
-        except AssertionError as err:
-            out[prim.name] = ("fail", str(err))
-    return out
+    results = jext.testing.check_sharding(
+        softplus, rms_norm, swish, rms_norm_split_rows
+    )  # one subprocess
+    return {name: (r.status, r.message) for name, r in results.items()}
 
 
 @pytest.mark.parametrize("name", list(CASES))
