@@ -269,3 +269,73 @@ def test_jext_check_runs_the_sharding_check_only_when_named(
         "example.cumsum": ["ran"],
     }
     assert "sharding" not in jext.testing.PRIMITIVE_CHECKS
+
+
+@pytest.mark.parametrize(
+    ("rule", "kept", "message"),
+    [
+        ("i j", (), r"it needs exactly one '->'"),
+        ("i 2j -> i", (), r"'2j' is not a factor name"),
+        ("i ... -> i", (), r"'\.\.\.' may only come first"),
+        ("i i -> i", (), r"factor 'i' names two dimensions of one value"),
+        ("i -> i", ("k",), r"need_replication names \['k'\], which the rule does not use"),
+    ],
+)
+def test_a_malformed_sharding_rule_is_refused_when_declared(
+    rule: str, kept: tuple[str, ...], message: str
+) -> None:
+    @jext.primitive("shard.malformed")
+    def f(x: jax.Array, /) -> jax.Array:
+        return x
+
+    with pytest.raises(
+        jext.DefinitionError, match=f"sharding rule .* of primitive 'shard.malformed': {message}"
+    ):
+        f.def_sharding(rule, need_replication=kept)
+
+
+def test_the_sharding_rule_freezes_with_the_other_rules() -> None:
+    @jext.primitive("shard.frozen")
+    def f(x: jax.Array, /) -> jax.Array:
+        return 2 * x
+
+    f.def_sharding("i -> i")
+    f(jnp.ones(3))
+    f.def_sharding("i -> i")  # the same rule again is fine
+    with pytest.raises(jext.DefinitionError, match="cannot define its sharding rule now"):
+        f.def_sharding("i -> i", need_replication=["i"])
+
+
+def test_a_rule_that_does_not_fit_the_operands_is_a_rule_error() -> None:
+    from jext.primitives import _sharding
+
+    rule = _sharding.parse_rule("shard.x", "i j, j -> i j", ())
+    avals = [jax.core.ShapedArray((3, 4), np.float32), jax.core.ShapedArray((5,), np.float32)]
+    with pytest.raises(jext.RuleError, match=r"factor 'j' has size 4 and 5"):
+        _sharding.concrete_rule("shard.x", rule, avals, None)
+    with pytest.raises(jext.RuleError, match=r"has 2 operand\(s\), but the primitive has 1"):
+        _sharding.concrete_rule("shard.x", rule, avals[:1], None)
+
+
+def _avals(*shapes: tuple[int, ...]) -> list[Any]:
+    return [jax.core.ShapedArray(s, np.float32) for s in shapes]
+
+
+def test_rules_for_an_equation_expand_ellipses_broadcasts_and_vmap_levels() -> None:
+    from jext.primitives import _sharding
+
+    # Elementwise: a broadcast axis of size 1 gets a factor of its own, kept whole.
+    derived = _sharding.elementwise_rule(_avals((3, 5), (1, 5)), _avals((3, 5)))
+    assert derived is not None
+    assert derived.shardy() == ("f0 f1, f2 f1 -> f0 f1", ("f2",))
+    # Declared, under vmap of the first operand: the batch axis leads, and may be split.
+    rule = _sharding.parse_rule("shard.x", "... i, i -> ... i", ["i"])
+    level = (2, (True, False), None)
+    concrete = _sharding.concrete_rule(
+        "shard.x", rule, _avals((3, 5), (5,)), _avals((3, 5)), [level]
+    )
+    assert concrete.shardy() == ("f0 f1 f2, f2 -> f0 f1 f2", ("f2",))
+    assert concrete.allowed_dims(0) == [0, 1]
+    # Nothing declared: only the batch axes.
+    batch = _sharding.batch_rule(_avals((5,)), _avals(()), [(4, (True,), None)])
+    assert batch.shardy() == ("f0 f1 -> f0", ("f1",))
