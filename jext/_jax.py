@@ -329,7 +329,8 @@ def for_export(ctx: LoweringContext) -> bool:
 
 def partitioned_context(ctx: LoweringContext) -> bool:
     """Whether ``ctx`` lowers a module the Shardy partitioner will split over several
-    devices (not a single device, not inside ``shard_map``'s per-device code)."""
+    devices (not a single device, not inside ``shard_map``'s per-device code), and not
+    for ``jax.export``, which cannot serialize a ``custom_partitioning`` call."""
     from jax._src import sharding_impls
 
     axis_context = ctx.module_context.axis_context
@@ -340,6 +341,7 @@ def partitioned_context(ctx: LoweringContext) -> bool:
         and isinstance(axis_context, sharding_impls.ShardingContext)
         and axis_context.num_devices > 1
         and axis_context.device_assignment is not None
+        and not for_export(ctx)
     )
 
 

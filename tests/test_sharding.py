@@ -136,6 +136,9 @@ _SCRIPT = textwrap.dedent(
           np.allclose(out, want, rtol=1e-5))
     cols = jax.device_put(x, NamedSharding(auto, P(None, "x")))  # j kept whole: gathered
     print("raw-kept", np.allclose(jax.jit(scan)(cols), want, rtol=1e-5))
+    exported = jax.export.export(jax.jit(scan), platforms=["cpu"])(xs)  # no callback in it
+    print("raw-export", "CustomSPMDPartitioning" in exported.mlir_module(),
+          np.allclose(exported.call(xs), want, rtol=1e-5))
 
     # 5. Explicit sharding: result types from the rule; operands against it refused.
     with jax.set_mesh(explicit):
@@ -193,6 +196,7 @@ def test_shard_map_runs_rules_per_shard(lines: list[list[str]], name: str) -> No
 def test_an_opaque_rule_with_a_sharding_rule_runs_per_shard(lines: list[list[str]]) -> None:
     assert ["raw", "True", "False", "True", "True"] in lines
     assert ["raw-kept", "True"] in lines
+    assert ["raw-export", "False", "True"] in lines
 
 
 def test_explicit_result_types_come_from_the_rule(lines: list[list[str]]) -> None:
