@@ -21,6 +21,7 @@ from jext_scipy_special._functions import (
     _bessel_family,
     _elliptic_family,
     _gamma_family,
+    _poly_family,
     ellipe,
     ellipk,
     ellipkm1,
@@ -142,6 +143,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_bessel_family.WRAPPERS,
     *_elliptic_family.WRAPPERS,
     *_gamma_family.WRAPPERS,
+    *_poly_family.WRAPPERS,
 )
 
 
