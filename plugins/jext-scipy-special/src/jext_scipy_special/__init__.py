@@ -21,6 +21,7 @@ from jext_scipy_special._functions import (
     _bessel_family,
     _elliptic_family,
     _gamma_family,
+    _misc_family,
     _poly_family,
     ellipe,
     ellipk,
@@ -144,6 +145,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_elliptic_family.WRAPPERS,
     *_gamma_family.WRAPPERS,
     *_poly_family.WRAPPERS,
+    *_misc_family.WRAPPERS,
 )
 
 

@@ -730,7 +730,9 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         eval_genlaguerre,
         domains=(_int_domain((-0.9, 5.0), (0.0, 30.0)),),
         differentiable=(2,),
-        tolerances=_ORTHO_TOL,
+        # SciPy's own recurrence is off by up to 2.3e-12 where its terms cancel (mpmath:
+        # n = 26, alpha = -0.085, x = 25); this port by up to ~1e-12 there.
+        tolerances={"float64": (5e-12, 1e-14)},
         dtypes=_F64,
         edge_cases=(EdgeCase((-2.0, 1.0, 0.3)), EdgeCase((3.0, -1.0, 0.3))),
         oracle=_integer_oracle("eval_genlaguerre"),
