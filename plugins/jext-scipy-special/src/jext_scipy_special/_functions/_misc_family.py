@@ -11,10 +11,9 @@ Methods:
   these formulas.
 * ``shichi``: the power series ``Shi = sum x^(2k+1)/((2k+1)(2k+1)!)``,
   ``Chi = gamma + log|x| + sum x^(2k)/(2k (2k)!)`` (A&S 5.2.18/19, all terms positive)
-  for ``|x| <= 16``; above, ``(Ei(x) +- E1(x))/2`` with ``jax.scipy``'s ``expi`` (Cephes'
-  rational fits) and ``E1`` from its asymptotic series (its weight there is below
-  ``e^-32``), in halves ``e^(x/2) (e^(x/2) ...)`` so that it overflows only where the
-  function does.  Derivatives ``sinh(x)/x``, ``cosh(x)/x``.
+  for ``|x| <= 40``; above, ``(Ei(x) +- E1(x))/2`` from their asymptotic series (41
+  and 4 terms: good to ``e^-40`` there), in halves ``e^(x/2) (e^(x/2) ...)`` so that it
+  overflows only where the function does.  Derivatives ``sinh(x)/x``, ``cosh(x)/x``.
 * ``wrightomega``: the root of ``w + log w = x`` by Fritsch's iteration (as SciPy, after
   Lawrence, Corless & Jeffrey 2012) from a piecewise first guess, a fixed number of
   steps; ``e^x - e^(2x)`` below ``x = -40``, ``x`` above ``1e20``.  Derivative
@@ -32,7 +31,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, is_double, polyval
+from ._common import chunked, entry_point, is_double, polyval
 from ._declare import declare
 from ._elliptic_family import ellipj
 
@@ -108,7 +107,12 @@ def _zetac_impl(x: jax.Array) -> jax.Array:
     return jnp.where(jnp.isnan(x) | (x == -jnp.inf), jnp.nan, out)
 
 
-_ZETAC = entry_point(_zetac_impl)
+def _zetac(x: jax.Array) -> jax.Array:
+    # In cache-sized chunks, as shichi: the summation's intermediates stay in cache.
+    return chunked(lambda v: (_zetac_impl(v),), x)[0]
+
+
+_ZETAC = entry_point(_zetac)
 
 
 def zetac(x: ArrayLike) -> jax.Array:
@@ -121,8 +125,8 @@ def zetac(x: ArrayLike) -> jax.Array:
 
 
 # ----------------------------------------------------------------- shichi
-_SHICHI_SERIES = 16.0
-_SHICHI_TERMS = 44
+_SHICHI_SERIES = 40.0
+_SHICHI_TERMS = 68
 _EULER = 0.57721566490153286061
 
 
@@ -130,28 +134,27 @@ def _shichi_impl(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     ax = jnp.abs(x)
     small = ax <= _SHICHI_SERIES
     xs = jnp.where(small, ax, 1.0)
-    nterms = _SHICHI_TERMS if is_double(x) else 24
+    nterms = _SHICHI_TERMS if is_double(x) else 56
     # term = x^k / k!, added as x^k / (k k!) to Shi (odd k) or Chi (even k).
     term = xs
     shi = xs
     chi = jnp.zeros_like(xs)
     for k in range(2, 2 * nterms + 2, 2):
-        even = term * xs / k
-        chi = chi + even / k
-        term = even * xs / (k + 1.0)
-        shi = shi + term / (k + 1.0)
+        # Products with the reciprocals (divisions cost several times more to XLA).
+        even = term * xs * (1.0 / k)
+        chi = chi + even * (1.0 / k)
+        term = even * xs * (1.0 / (k + 1.0))
+        shi = shi + term * (1.0 / (k + 1.0))
     chi_small = _EULER + jnp.log(xs) + chi
-    # Large |x|: Ei(x) from jax.scipy, E1(x) ~ e^-x/x (1 - 1/x + 2/x^2 - 6/x^3).
+    # Large |x|: Ei(x) e^-x = (1/x) sum k!/x^k (asymptotic; at |x| > 40 the terms up to
+    # k = 40 leave ~e^-40), E1(x) ~ e^-x/x (1 - 1/x + 2/x^2 - 6/x^3) (its weight: e^-80).
     xb = jnp.where(small, 2.0 * _SHICHI_SERIES, ax)
-    half = jnp.exp(0.5 * xb)
-    # Ei(x) = e^x / x * f(x): recover f from expi where e^x is finite, else its asymptotic.
-    finite_e = xb < (700.0 if is_double(x) else 80.0)
-    ei_scaled = jnp.where(finite_e, jsp.expi(jnp.where(finite_e, xb, 1.0)) * jnp.exp(-xb), 0.0)
     w = 1.0 / xb
-    asym = w * polyval(w, [362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0])
-    ei_scaled = jnp.where(finite_e, ei_scaled, asym)  # Ei(x) e^-x
+    kmax = 40 if is_double(x) else 20
+    ei_scaled = w * polyval(w, [float(math.factorial(k)) for k in range(kmax, -1, -1)])
     e1 = jnp.exp(-xb) * w * (1.0 - w * (1.0 - w * (2.0 - 6.0 * w)))
-    big = half * (half * (0.5 * ei_scaled))  # Ei(x) / 2
+    half = jnp.exp(0.5 * xb)
+    big = half * (half * (0.5 * ei_scaled))  # Ei(x) / 2, overflowing only where it does
     shi_big = big + 0.5 * e1
     chi_big = big - 0.5 * e1
     shi_out = jnp.where(small, shi, shi_big)
@@ -166,7 +169,10 @@ def _shichi_impl(x: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 @jax.custom_jvp
 def _shichi(x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    return _shichi_impl(x)
+    # In cache-sized chunks: XLA does not fuse the whole series, and its intermediates
+    # would otherwise go through memory at full size.
+    shi, chi = chunked(_shichi_impl, x)
+    return shi, chi
 
 
 @_shichi.defjvp
@@ -267,7 +273,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         differentiable=(0,),
         # Chi has a zero at 0.5238: float32 keeps ~1 ulp of Euler's constant there.
         tolerances={"float64": (1e-12, 1e-300), "float32": (5e-6, 1e-7)},
-        edge_cases=(EdgeCase((16.0,)), EdgeCase((-16.5,)), EdgeCase((0.5238225713898644,))),
+        edge_cases=(EdgeCase((40.0,)), EdgeCase((-40.5,)), EdgeCase((0.5238225713898644,))),
     ),
     declare(
         "wrightomega",

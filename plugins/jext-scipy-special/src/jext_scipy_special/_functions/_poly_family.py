@@ -66,7 +66,10 @@ __all__ = [
 ]
 
 _SERIES_X = 1e-5  # below this |x|, Legendre and Gegenbauer sum their series about 0
-_NO_LIMIT = 2**30  # the loops stop when every element has taken its own steps
+_NO_LIMIT = 2**30
+#: Elements per chunk: each chunk's loop runs to its largest degree; chunks this size
+#: keep the loop state in cache while amortising the cost of a loop trip.
+_CHUNK = 16384  # the loops stop when every element has taken its own steps
 
 State = tuple[jax.Array, ...]
 
@@ -396,7 +399,7 @@ def _polynomial(
     last argument (``x``); large inputs are evaluated in chunks (see ``chunked``)."""
 
     def impl(*args: jax.Array) -> jax.Array:
-        return chunked(lambda *a: (value(*a),), *args)[0]
+        return chunked(lambda *a: (value(*a),), *args, chunk=_CHUNK)[0]
 
     @jax.custom_jvp
     def f(*args: jax.Array) -> jax.Array:
