@@ -229,10 +229,7 @@ def main() -> int:
     missed = 0
     only = set(sys.argv[1:])
     cases = (
-        _inputs(rng)
-        | _family_inputs(rng)
-        | _special_families_inputs(rng)
-        | _poly_misc_inputs(rng)
+        _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng) | _poly_misc_inputs(rng)
     )
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:

@@ -278,7 +278,11 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     declare(
         "wrightomega",
         wrightomega,
-        domains=(Domain(((-50.0, 50.0),)), Domain(((-1e3, 1e6),)), Domain(((1.0, 1e25),), log=True)),
+        domains=(
+            Domain(((-50.0, 50.0),)),
+            Domain(((-1e3, 1e6),)),
+            Domain(((1.0, 1e25),), log=True),
+        ),
         differentiable=(0,),
         edge_cases=(EdgeCase((-40.0,)), EdgeCase((-2.0,)), EdgeCase((1.0,))),
     ),

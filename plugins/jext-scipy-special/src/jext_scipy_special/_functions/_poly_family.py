@@ -18,9 +18,10 @@ Methods (A&S 22.7, 22.18; Mason & Handscomb for Chebyshev):
   ``v acosh x`` above 1 (SciPy evaluates the same functions through ``hyp2f1``).
   Below ``x = -1`` the value is complex: nan here, where SciPy's ``hyp2f1`` returns
   ``inf``; nan too at infinite degree or ``x``.  (SciPy's ``hyp2f1`` form is
-  inaccurate for ``x < 0``: the checks hold the real degrees to mpmath.)  Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree need an
-  accurate ``hyp2f1``/``hyp1f1`` (``jax.scipy``'s are ~1e-1 and ~3e-8 off in places):
-  not ported, nan here.
+  inaccurate for ``x < 0``: the checks hold the real degrees to mpmath.)
+* Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree need an accurate
+  ``hyp2f1``/``hyp1f1`` (``jax.scipy``'s are ~1e-1 and ~3e-8 off in places): not
+  ported, nan here.
 
 Derivatives in ``x`` (the degree and the parameters carry none) by the classical
 identities: ``T_n' = n U_{n-1}``, ``U_n' = 2 C^(2)_{n-1}``, ``P_n' = C^(3/2)_{n-1}``,
@@ -458,18 +459,10 @@ def _dlaguerre(n: jax.Array, x: jax.Array) -> jax.Array:
 
 _CHEBYT = _polynomial("eval_chebyt", _chebyt_value, _dchebyt)
 _CHEBYU = _polynomial("eval_chebyu", _chebyu_value, _dchebyu)
-_CHEBYC = _polynomial(
-    "eval_chebyc", _times(2.0, _half(_chebyt_value)), _half(_dchebyt)
-)
-_CHEBYS = _polynomial(
-    "eval_chebys", _half(_chebyu_value), _times(0.5, _half(_dchebyu))
-)
-_SH_CHEBYT = _polynomial(
-    "eval_sh_chebyt", _shift(_chebyt_value), _times(2.0, _shift(_dchebyt))
-)
-_SH_CHEBYU = _polynomial(
-    "eval_sh_chebyu", _shift(_chebyu_value), _times(2.0, _shift(_dchebyu))
-)
+_CHEBYC = _polynomial("eval_chebyc", _times(2.0, _half(_chebyt_value)), _half(_dchebyt))
+_CHEBYS = _polynomial("eval_chebys", _half(_chebyu_value), _times(0.5, _half(_dchebyu)))
+_SH_CHEBYT = _polynomial("eval_sh_chebyt", _shift(_chebyt_value), _times(2.0, _shift(_dchebyt)))
+_SH_CHEBYU = _polynomial("eval_sh_chebyu", _shift(_chebyu_value), _times(2.0, _shift(_dchebyu)))
 _LEGENDRE = _polynomial("eval_legendre", _legendre_value, _dlegendre)
 _SH_LEGENDRE = _polynomial(
     "eval_sh_legendre", _shift(_legendre_value), _times(2.0, _shift(_dlegendre))
