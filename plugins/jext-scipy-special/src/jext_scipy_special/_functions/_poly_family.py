@@ -596,11 +596,11 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     """
     fn = _scipy(name)
 
-    def oracle(n: Any, *args: Any) -> Any:
-        n = np.asarray(n, np.float64)
+    def oracle(degree: Any, *params: Any) -> Any:
+        n = np.asarray(degree, np.float64)
         if real == "trunc":
             n = np.trunc(n)
-        n, *args = np.broadcast_arrays(n, *args)
+        n, *args = np.broadcast_arrays(n, *params)
         integer = np.isfinite(n) & (n == np.round(n))
         as_int = np.asarray(fn(np.where(integer, n, 0).astype(np.int64), *args), np.float64)
         if real == "cheby":
