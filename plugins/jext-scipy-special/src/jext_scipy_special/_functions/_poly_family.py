@@ -67,10 +67,13 @@ __all__ = [
 ]
 
 _SERIES_X = 1e-5  # below this |x|, Legendre and Gegenbauer sum their series about 0
-_NO_LIMIT = 2**30
+_NO_LIMIT = 2**30  # the loops stop when every element has taken its own steps
 #: Elements per chunk: each chunk's loop runs to its largest degree; chunks this size
 #: keep the loop state in cache while amortising the cost of a loop trip.
-_CHUNK = 16384  # the loops stop when every element has taken its own steps
+_CHUNK = 16384
+#: Recurrence steps per loop trip.  (With one, XLA compiles the step so that it rounds
+#: differently, and SciPy's Legendre and Laguerre tables miss their tolerance.)
+_UNROLL = 4
 
 State = tuple[jax.Array, ...]
 
@@ -86,10 +89,8 @@ def _steps(step: Callable[[jax.Array, State], State], state: State, count: jax.A
     def done(st: State) -> jax.Array:
         return st[-1] >= count
 
-    # One step per loop trip: the bodies are large and traced several times (values,
-    # derivative, vmap), and compile time, not the loop test, is what they cost.
     return iterate(
-        counted, (*state, jnp.zeros_like(count)), done, _NO_LIMIT, count.dtype, unroll=1
+        counted, (*state, jnp.zeros_like(count)), done, _NO_LIMIT, count.dtype, unroll=_UNROLL
     )[:-1]
 
 
