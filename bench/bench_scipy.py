@@ -164,7 +164,7 @@ def _poly_misc_inputs(rng: np.random.Generator) -> dict[str, Case]:
         return rng.uniform(lo, hi, N)
 
     def deg() -> np.ndarray:
-        return np.floor(u(0.0, 41.0))
+        return np.asarray(np.floor(u(0.0, 41.0)), np.float64)
 
     def with_int_degree(fn: Callable[..., Any]) -> Callable[..., Any]:
         return lambda n, *args: fn(n.astype(np.int64), *args)
