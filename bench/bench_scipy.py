@@ -154,6 +154,51 @@ def _special_families_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _poly_misc_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """The orthogonal polynomials (integer degrees 0..40, SciPy called with integers as
+    for its recurrence) and ``zetac, shichi, wrightomega``."""
+    from jext_scipy_special._functions import _misc_family as mf
+    from jext_scipy_special._functions import _poly_family as pf
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    def deg() -> np.ndarray:
+        return np.asarray(np.floor(u(0.0, 41.0)), np.float64)
+
+    def with_int_degree(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda n, *args: fn(n.astype(np.int64), *args)
+
+    cases: dict[str, Case] = {}
+    for name, args in (
+        ("eval_chebyt", (deg(), u(-1.0, 1.0))),
+        ("eval_chebyu", (deg(), u(-1.0, 1.0))),
+        ("eval_chebyc", (deg(), u(-2.0, 2.0))),
+        ("eval_chebys", (deg(), u(-2.0, 2.0))),
+        ("eval_sh_chebyt", (deg(), u(0.0, 1.0))),
+        ("eval_sh_chebyu", (deg(), u(0.0, 1.0))),
+        ("eval_legendre", (deg(), u(-1.0, 1.0))),
+        ("eval_sh_legendre", (deg(), u(0.0, 1.0))),
+        ("eval_gegenbauer", (deg(), u(-0.45, 10.0), u(-1.0, 1.0))),
+        ("eval_jacobi", (deg(), u(-0.9, 5.0), u(-0.9, 5.0), u(-1.0, 1.0))),
+        ("eval_sh_jacobi", (deg(), u(1.0, 6.0), u(0.1, 1.0), u(0.0, 1.0))),
+        ("eval_genlaguerre", (deg(), u(-0.9, 5.0), u(0.0, 30.0))),
+        ("eval_laguerre", (deg(), u(0.0, 30.0))),
+        ("eval_hermite", (deg(), u(-8.0, 8.0))),
+        ("eval_hermitenorm", (deg(), u(-10.0, 10.0))),
+    ):
+        cases[name] = (getattr(pf, name), with_int_degree(getattr(sc, name)), args)
+    cases["eval_chebyt real"] = (pf.eval_chebyt, sc.eval_chebyt, (u(0.0, 20.0), u(-1.0, 3.0)))
+    cases["zetac"] = (mf.zetac, sc.zetac, (u(-170.0, 60.0),))
+    cases["shichi"] = (
+        lambda x: jnp.stack(mf.shichi(x)),
+        lambda x: np.stack(sc.shichi(x)),
+        (u(-700.0, 700.0),),
+    )
+    cases["wrightomega"] = (mf.wrightomega, sc.wrightomega, (u(-50.0, 50.0),))
+    return cases
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -183,7 +228,9 @@ def main() -> int:
     print(f"{'function':<16}{'scipy median':>14}{'jax median':>14}{'scipy/jax':>11}  goal >= 1.0")
     missed = 0
     only = set(sys.argv[1:])
-    cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
+    cases = (
+        _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng) | _poly_misc_inputs(rng)
+    )
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
             continue

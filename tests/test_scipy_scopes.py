@@ -158,7 +158,9 @@ def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
     (entry,) = [s for s in data["scipy"] if s["name"] == "ellipk"]
     meta = entry["wrappers"]["scipy-special"]
     assert meta["tolerances"]["float64"] == {"rtol": 1e-12, "atol": 1e-300}
-    assert meta["domains"] == [{"bounds": [[-10.0, 0.999]], "kwargs": {}, "log": False}]
+    assert meta["domains"] == [
+        {"bounds": [[-10.0, 0.999]], "kwargs": {}, "log": False, "integers": []}
+    ]
     assert meta["dtypes"] == ["float32", "float64"] and meta["differentiable"] == [0]
     assert entry["providers"] == ["scipy-special"] and entry["status"] == "plugin"
     (philox,) = [r for r in data["rng_impls"] if r["name"] == "jext.philox4x64"]

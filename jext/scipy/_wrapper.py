@@ -25,12 +25,14 @@ class Domain:
     """A box of arguments the checks sample: ``bounds[i] = (low, high)`` for argument ``i``.
 
     ``kwargs`` are passed with every sample (e.g. a branch ``k=-1``); with ``log=True`` an
-    argument whose bounds are both positive is sampled log-uniformly.
+    argument whose bounds are both positive is sampled log-uniformly; the arguments listed
+    in ``integers`` (an integer degree or order) are sampled as whole numbers.
     """
 
     bounds: tuple[tuple[float, float], ...]
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     log: bool = False
+    integers: tuple[int, ...] = ()
 
 
 @final
@@ -136,6 +138,7 @@ class ScipyWrapper:
                     "bounds": [[_json_float(x) for x in b] for b in d.bounds],
                     "kwargs": dict(d.kwargs),
                     "log": d.log,
+                    "integers": list(d.integers),
                 }
                 for d in self.domains
             ],

@@ -56,12 +56,13 @@ def _rng(wrapper: ScipyWrapper, purpose: str) -> np.random.Generator:
 
 def _sample(rng: np.random.Generator, domain: Domain, n: int, *, shrink: float = 0.0) -> list[Any]:
     args = []
-    for low, high in domain.bounds:
+    for i, (low, high) in enumerate(domain.bounds):
         lo, hi = low + shrink * (high - low), high - shrink * (high - low)
         if domain.log and lo > 0:
-            args.append(np.exp(rng.uniform(np.log(lo), np.log(hi), n)))
+            column = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
         else:
-            args.append(rng.uniform(lo, hi, n))
+            column = rng.uniform(lo, hi, n)
+        args.append(np.round(column) if i in domain.integers else column)
     return args
 
 
@@ -252,17 +253,19 @@ class _Session:
         def program(columns: list[Any], grad_columns: list[Any]) -> dict[str, Any]:
             out: dict[str, Any] = {}
             if "eval" in want or "jit_vmap" in want:
-                out["eval"] = f(*columns)
+                out["eval"] = _stacked(f(*columns))
             if jv_slice is not None:
                 jv = [c[jv_slice] for c in columns]
                 out["jit_vmap"] = {
-                    "vmap": jax.vmap(f)(*jv),
+                    "vmap": _stacked(jax.vmap(f)(*jv)),
                     # The body is traced with scalar arguments: a loop of scalar calls.
-                    "scalar": jax.lax.map(lambda xs: f(*xs), tuple(jv)),
+                    "scalar": _stacked(jax.lax.map(lambda xs: f(*xs), tuple(jv))),
                 }
             if "grad" in want:
+                # jacrev: the gradient of each result where a function returns several.
                 out["grad"] = {
-                    i: jax.vmap(jax.grad(f, argnums=i))(*grad_columns) for i in differentiable
+                    i: _stacked(jax.vmap(jax.jacrev(f, argnums=i))(*grad_columns))
+                    for i in differentiable
                 }
             return out
 
@@ -276,6 +279,12 @@ class _Session:
             return result
 
 
+def _stacked(result: Any) -> Any:
+    """One array per call: a function with several results (``ellipj``'s four) is checked
+    as their stack, result by result along the first axis."""
+    return jnp.stack(result) if isinstance(result, tuple | list) else result
+
+
 def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """Values agree with SciPy on the sampled domains, in every supported dtype."""
     session = session or _Session(wrapper)
@@ -286,7 +295,7 @@ def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> floa
         where = session.plan.segment(kw, "values", d)
         for dtype in wrapper.dtypes:
             rounded = [np.asarray(a, dtype).astype(np.float64) for a in session.plan.values[d]]
-            got = session.get(dtype, kw, "eval")[where]
+            got = session.get(dtype, kw, "eval")[..., where]
             want = _in_dtype(oracle(*rounded, **domain.kwargs), dtype)
             rtol, atol = wrapper.tolerances[dtype]
             kwtext = f" with {dict(domain.kwargs)}" if domain.kwargs else ""
@@ -299,7 +308,10 @@ def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> floa
 def _edge_points(wrapper: ScipyWrapper) -> list[EdgeCase]:
     points = list(wrapper.edge_cases)
     for domain in wrapper.domains:
-        mid = [(lo + hi) / 2 for lo, hi in domain.bounds]
+        mid = [
+            float(np.round((lo + hi) / 2)) if i in domain.integers else (lo + hi) / 2
+            for i, (lo, hi) in enumerate(domain.bounds)
+        ]
         for i, (lo, hi) in enumerate(domain.bounds):
             for value in (*_SPECIAL_VALUES, lo, hi):
                 args = list(mid)
@@ -318,7 +330,7 @@ def check_edge_cases(wrapper: ScipyWrapper, session: _Session | None = None) -> 
         where = session.plan.segment(kw, "edges")
         for dtype in wrapper.dtypes:
             args = [c.astype(dtype).astype(np.float64) for c in columns]
-            got = session.get(dtype, kw, "eval")[where]
+            got = session.get(dtype, kw, "eval")[..., where]
             want = _in_dtype(oracle(*args, **kwargs), dtype)
             rtol, atol = wrapper.tolerances[dtype]
             kwtext = f" with {kwargs}" if kwargs else ""
@@ -341,11 +353,12 @@ def check_gradients(wrapper: ScipyWrapper, session: _Session | None = None) -> f
             domain = wrapper.domains[d]
             args = [c[start:stop] for c in columns]
             for i in wrapper.differentiable:
-                got = grads[i][start:stop]
+                got = grads[i][..., start:stop]
                 h = 1e-6 * np.maximum(1.0, np.abs(args[i]))
                 up, down = list(args), list(args)
                 up[i], down[i] = args[i] + h, args[i] - h
-                fd = (oracle(*up, **domain.kwargs) - oracle(*down, **domain.kwargs)) / (2 * h)
+                high, low = oracle(*up, **domain.kwargs), oracle(*down, **domain.kwargs)
+                fd = (np.asarray(high) - np.asarray(low)) / (2 * h)
                 scale = float(np.max(np.abs(fd[np.isfinite(fd)]), initial=1.0))
                 worst = max(
                     worst,
@@ -359,7 +372,7 @@ def check_jit_vmap(wrapper: ScipyWrapper, session: _Session | None = None) -> fl
     session = session or _Session(wrapper)
     dtype = wrapper.dtypes[0]
     kw = _kw_key(wrapper.domains[0].kwargs)
-    vector = session.get(dtype, kw, "eval")[session.plan.segment(kw, "jit_vmap")]
+    vector = session.get(dtype, kw, "eval")[..., session.plan.segment(kw, "jit_vmap")]
     parts = session.get(dtype, kw, "jit_vmap")
     args = session.plan.jit_vmap
     rtol = wrapper.tolerances[dtype][0]

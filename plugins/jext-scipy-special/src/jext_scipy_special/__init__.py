@@ -21,6 +21,8 @@ from jext_scipy_special._functions import (
     _bessel_family,
     _elliptic_family,
     _gamma_family,
+    _misc_family,
+    _poly_family,
     ellipe,
     ellipk,
     ellipkm1,
@@ -142,6 +144,8 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_bessel_family.WRAPPERS,
     *_elliptic_family.WRAPPERS,
     *_gamma_family.WRAPPERS,
+    *_poly_family.WRAPPERS,
+    *_misc_family.WRAPPERS,
 )
 
 

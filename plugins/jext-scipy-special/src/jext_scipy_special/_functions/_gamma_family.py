@@ -37,7 +37,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, is_double, polyval
+from ._common import chunked, entry_point, is_double, polyval
 from ._declare import special_wrapper
 from ._erf import ndtri
 from ._gamma import gammainccinv
@@ -96,7 +96,9 @@ def _erfi_impl(x: jax.Array) -> jax.Array:
 
 @jax.custom_jvp
 def _erfi(x: jax.Array) -> jax.Array:
-    return _erfi_impl(x)
+    # In cache-sized chunks: the series loop otherwise streams the whole array through
+    # memory once per term.
+    return chunked(lambda v: (_erfi_impl(v),), x)[0]
 
 
 @_erfi.defjvp

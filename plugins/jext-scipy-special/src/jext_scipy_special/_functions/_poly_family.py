@@ -1,0 +1,774 @@
+"""Orthogonal polynomials: every ``scipy.special.eval_*``.
+
+Methods (A&S 22.7, 22.18; Mason & Handscomb for Chebyshev):
+
+* Integer degree: the three-term recurrences SciPy evaluates for an integer ``n``,
+  step for step and in the same order (so that the rounding is the same as SciPy's):
+  Chebyshev ``T``/``U`` by ``b_{m+1} = 2x b_m - b_{m-1}``; Legendre, Gegenbauer,
+  Jacobi and Laguerre in the increment form ``p_{k+1} = p_k + d_{k+1}`` with ``d`` the
+  normalised difference, times the normalisation ``binom(n + a, n)`` accumulated as a
+  product ``prod (a + i) / i`` in the same loop; Hermite by the downward recurrence.
+  Near ``x = 0`` (``|x| < 1e-5``) Legendre and Gegenbauer sum their power series about
+  0 instead (the recurrence loses the relative accuracy of odd degrees there), in
+  Horner form from the last term, so its leading coefficient is a product in the
+  same loop.  Each element takes its own number of steps and is frozen after them:
+  its value does not depend on the other degrees in the batch.
+* Real (non-integer) degree, Chebyshev kinds: ``T_v(cos t) = cos(v t)``,
+  ``U_v(cos t) = sin((v + 1) t) / sin t`` on ``[-1, 1]`` and ``cosh``/``sinh`` of
+  ``v acosh x`` above 1 (SciPy evaluates the same functions through ``hyp2f1``).
+  Below ``x = -1`` the value is complex: nan here, where SciPy's ``hyp2f1`` returns
+  ``inf``; nan too at infinite degree or ``x``.  (SciPy's ``hyp2f1`` form is
+  inaccurate for ``x < 0``: the checks hold the real degrees to mpmath.)
+* Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree need an accurate
+  ``hyp2f1``/``hyp1f1`` (``jax.scipy``'s are ~1e-1 and ~3e-8 off in places): not
+  ported, nan here.
+
+Derivatives in ``x`` (the degree and the parameters carry none) by the classical
+identities: ``T_n' = n U_{n-1}``, ``U_n' = 2 C^(2)_{n-1}``, ``P_n' = C^(3/2)_{n-1}``,
+``C^(a)_n' = 2a C^(a+1)_{n-1}``, ``P^(a,b)_n' = (n+a+b+1)/2 P^(a+1,b+1)_{n-1}``,
+``L^(a)_n' = -L^(a+1)_{n-1}``, ``H_n' = 2n H_{n-1}``, ``He_n' = n He_{n-1}``; for
+real degree ``T_v' = v U_{v-1}`` and ``U_v' = (x U_v - (v+1) T_{v+1}) / (1 - x^2)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+
+from ._common import chunked, entry_point, iterate, nondiff, tangent
+from ._declare import declare
+
+__all__ = [
+    "WRAPPERS",
+    "eval_chebyc",
+    "eval_chebys",
+    "eval_chebyt",
+    "eval_chebyu",
+    "eval_gegenbauer",
+    "eval_genlaguerre",
+    "eval_hermite",
+    "eval_hermitenorm",
+    "eval_jacobi",
+    "eval_laguerre",
+    "eval_legendre",
+    "eval_sh_chebyt",
+    "eval_sh_chebyu",
+    "eval_sh_jacobi",
+    "eval_sh_legendre",
+]
+
+_SERIES_X = 1e-5  # below this |x|, Legendre and Gegenbauer sum their series about 0
+_NO_LIMIT = 2**30  # the loops stop when every element has taken its own steps
+#: Elements per chunk: each chunk's loop runs to its largest degree; chunks this size
+#: keep the loop state in cache while amortising the cost of a loop trip.
+_CHUNK = 16384
+#: Recurrence steps per loop trip.  (With one, XLA compiles the step so that it rounds
+#: differently, and SciPy's Legendre and Laguerre tables miss their tolerance.)
+_UNROLL = 4
+
+State = tuple[jax.Array, ...]
+
+
+def _steps(step: Callable[[jax.Array, State], State], state: State, count: jax.Array) -> State:
+    """``state = step(k, state)`` for ``k = 1 .. count`` (per element; 0 steps where
+    ``count`` is not finite).  Elements are frozen after their own ``count`` steps."""
+    count = jnp.where(jnp.isfinite(count), count, 0.0)
+
+    def counted(k: jax.Array, st: State) -> State:
+        return (*step(k, st[:-1]), jnp.broadcast_to(k, count.shape))
+
+    def done(st: State) -> jax.Array:
+        return st[-1] >= count
+
+    return iterate(
+        counted, (*state, jnp.zeros_like(count)), done, _NO_LIMIT, count.dtype, unroll=_UNROLL
+    )[:-1]
+
+
+def _is_int(n: jax.Array) -> jax.Array:
+    return jnp.isfinite(n) & (n == jnp.round(n))
+
+
+# ------------------------------------------------------------------ Chebyshev
+def _clenshaw(k: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(b0, b2)`` after ``k + 1`` steps of ``b0 = 2x b1 - b2`` from ``(0, -1, 0)``:
+    ``T_k = (b0 - b2) / 2`` and ``U_k = b0``."""
+    x2 = 2.0 * x
+
+    def step(_: jax.Array, st: State) -> State:
+        b1, b0, _b2 = st
+        return b0, x2 * b0 - b1, b1
+
+    zero = jnp.zeros_like(x)
+    _, b0, b2 = _steps(step, (-1.0 + zero, zero, zero), k + 1.0)
+    return b0, b2
+
+
+def _chebyt_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    b0, b2 = _clenshaw(jnp.abs(n), x)  # T_{-n} = T_n
+    return (b0 - b2) / 2.0
+
+
+def _chebyu_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    # U_{-1} = 0 and U_{-n-2} = -U_n.
+    neg = n < -1.0
+    b0, _ = _clenshaw(jnp.where(neg, -n - 2.0, n), x)
+    return jnp.where(n == -1.0, 0.0, jnp.where(neg, -b0, b0))
+
+
+def _theta(x: jax.Array) -> jax.Array:
+    """``acos(x)`` on ``[-1, 1]`` through ``asin`` (XLA's CPU ``atan``/``atan2``, behind
+    ``acos``, rounds differently in vectorised and scalar loops)."""
+    return 2.0 * jnp.arcsin(jnp.sqrt(jnp.clip(0.5 - 0.5 * x, 0.0, 1.0)))
+
+
+def _chebyt_real(v: jax.Array, x: jax.Array) -> jax.Array:
+    inside = jnp.abs(x) <= 1.0
+    t = _theta(jnp.where(inside, x, 0.0))
+    above = jnp.arccosh(jnp.where(inside, 2.0, x))
+    out = jnp.where(inside, jnp.cos(v * t), jnp.cosh(v * above))
+    return jnp.where((x < -1.0) | jnp.isinf(x) | jnp.isinf(v), jnp.nan, out)
+
+
+def _chebyu_real(v: jax.Array, x: jax.Array) -> jax.Array:
+    inside = jnp.abs(x) < 1.0
+    t = _theta(jnp.where(inside, x, 0.0))
+    above = jnp.arccosh(jnp.where(inside | (x <= 1.0), 2.0, x))
+    out = jnp.where(
+        inside, jnp.sin((v + 1.0) * t) / jnp.sin(t), jnp.sinh((v + 1.0) * above) / jnp.sinh(above)
+    )
+    out = jnp.where(x == 1.0, v + 1.0, out)
+    return jnp.where((x <= -1.0) | jnp.isinf(x) | jnp.isinf(v), jnp.nan, out)
+
+
+def _chebyt_value(n: jax.Array, x: jax.Array) -> jax.Array:
+    integer = _is_int(n)
+    out = jnp.where(integer, _chebyt_int(jnp.where(integer, n, 0.0), x), _chebyt_real(n, x))
+    return jnp.where(jnp.isnan(n), jnp.nan, out)
+
+
+def _chebyu_value(n: jax.Array, x: jax.Array) -> jax.Array:
+    integer = _is_int(n)
+    out = jnp.where(integer, _chebyu_int(jnp.where(integer, n, 0.0), x), _chebyu_real(n, x))
+    return jnp.where(jnp.isnan(n), jnp.nan, out)
+
+
+# ----------------------------------------------------- Legendre and Gegenbauer
+def _gegenbauer_like(n: jax.Array, a: jax.Array, x: jax.Array, legendre: bool) -> jax.Array:
+    """``P_n(x)`` (``legendre``) or ``C^(a)_n(x)`` for integer ``n >= 2``."""
+    small = jnp.abs(x) < _SERIES_X
+    half = jnp.floor(n / 2.0)
+    even = n == 2.0 * half
+    xm1 = x - 1.0
+    x2 = x * x
+    # Series about 0, term ratio r(j) for j = half - k (summed from the last term).
+    if legendre:
+        norm = jnp.where(even, -0.5, 0.5)  # 1/B(half + 1, -+1/2) = norm * prod (j -+ 1/2)/j
+
+        def ratio(j: jax.Array) -> jax.Array:
+            return (
+                -2.0
+                * x2
+                * (half - j)
+                * (2.0 * n + 1.0 - 2.0 * half + 2.0 * j)
+                / ((n + 1.0 - 2.0 * half + 2.0 * j) * (n + 2.0 - 2.0 * half + 2.0 * j))
+            )
+
+        def series_factor(k: jax.Array) -> jax.Array:
+            return (k + norm) / k
+
+        start = norm
+    else:
+
+        def ratio(j: jax.Array) -> jax.Array:
+            return (
+                -4.0
+                * x2
+                * (half - j)
+                * (-half + a + j + n)
+                / ((n + 1.0 - 2.0 * half + 2.0 * j) * (n + 2.0 - 2.0 * half + 2.0 * j))
+            )
+
+        def series_factor(k: jax.Array) -> jax.Array:
+            return (a + k) / k  # 1/B(a, 1 + half) = a prod (a + j)/j
+
+        start = a
+
+    def step(k: jax.Array, st: State) -> State:
+        p, d, c = st
+        # The recurrence (k = 1 .. n-1) and its normalisation's product.
+        if legendre:
+            d_rec = ((2.0 * k + 1.0) / (k + 1.0)) * xm1 * p + (k / (k + 1.0)) * d
+            c_rec = c
+        else:
+            d_rec = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
+            c_rec = c * ((2.0 * a + k) / (k + 1.0))
+        # The series (k = 1 .. half): Horner from the last term; c is its coefficient.
+        h = 1.0 + ratio(half - k) * p
+        return (
+            jnp.where(small, h, d_rec + p),
+            jnp.where(small, d, d_rec),
+            jnp.where(small, c * series_factor(k), c_rec),
+        )
+
+    one = jnp.ones_like(x)
+    init = (
+        jnp.where(small, one, x),
+        jnp.where(small, 0.0 * one, xm1),
+        jnp.where(small, start * one, 1.0 if legendre else 2.0 * a),
+    )
+    p, _, c = _steps(step, init, jnp.where(small, half, n - 1.0))
+    if legendre:
+        lead = jnp.where(even, -2.0 * c, 2.0 * c * x)
+    else:
+        lead = jnp.where(even, c / (half + a), 2.0 * c * x)
+    sign = jnp.where(jnp.mod(half, 2.0) == 0.0, 1.0, -1.0)
+    return jnp.where(small, sign * lead * p, c * p)
+
+
+def _legendre_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    n = jnp.where(n < 0.0, -n - 1.0, n)  # P_{-n-1} = P_n
+    big = n >= 2.0
+    out = _gegenbauer_like(jnp.where(big, n, 2.0), jnp.zeros_like(x), x, legendre=True)
+    return jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, x, out))
+
+
+def _gegenbauer_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    big = n >= 2.0
+    out = _gegenbauer_like(jnp.where(big, n, 2.0), a, x, legendre=False)
+    out = jnp.where(n == 1.0, 2.0 * a * x, jnp.where(n == 0.0, 1.0, out))
+    out = jnp.where(n < 0.0, 0.0, out)
+    return jnp.where(jnp.isnan(a) | jnp.isnan(x), jnp.nan, out)
+
+
+# ------------------------------------------------------------------- Jacobi
+def _jacobi_int(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    big = n >= 2.0
+    xm1 = x - 1.0
+
+    def step(k: jax.Array, st: State) -> State:
+        p, d, c = st
+        t = 2.0 * k + a + b
+        d = (t * (t + 1.0) * (t + 2.0) * xm1 * p + 2.0 * k * (k + b) * (t + 2.0) * d) / (
+            2.0 * (k + a + 1.0) * (k + a + b + 1.0) * t
+        )
+        return d + p, d, c * ((a + k + 1.0) / (k + 1.0))
+
+    d0 = (a + b + 2.0) * xm1 / (2.0 * (a + 1.0))
+    p, _, c = _steps(step, (d0 + 1.0, d0, a + 1.0), jnp.where(big, n - 1.0, 0.0))
+    first = 0.5 * (2.0 * (a + 1.0) + (a + b + 2.0) * xm1)
+    out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, first, c * p))
+    return jnp.where(n < 0.0, jnp.nan, out)
+
+
+def _binom_n(top: jax.Array, n: jax.Array) -> jax.Array:
+    """``binom(top, n)`` for integer ``n >= 0`` as ``prod_{i<=n} (top - n + i) / i``."""
+
+    def step(k: jax.Array, st: State) -> State:
+        return (st[0] * ((top - n + k) / k),)
+
+    return _steps(step, (jnp.ones_like(top),), jnp.maximum(n, 0.0))[0]
+
+
+# ------------------------------------------------------------------ Laguerre
+def _genlaguerre_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    big = n >= 2.0
+
+    def step(k: jax.Array, st: State) -> State:
+        p, d, c = st
+        d = -x / (k + a + 1.0) * p + (k / (k + a + 1.0)) * d
+        return d + p, d, c * ((a + k + 1.0) / (k + 1.0))
+
+    d0 = -x / (a + 1.0)
+    p, _, c = _steps(step, (d0 + 1.0, d0, a + 1.0), jnp.where(big, n - 1.0, 0.0))
+    out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, -x + a + 1.0, c * p))
+    out = jnp.where(n < 0.0, 0.0, out)
+    return jnp.where((a <= -1.0) | ~jnp.isfinite(a) | jnp.isnan(x), jnp.nan, out)
+
+
+# ------------------------------------------------------------------- Hermite
+def _hermitenorm_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    def step(i: jax.Array, st: State) -> State:
+        y2, y3 = st
+        return x * y2 - (n + 1.0 - i) * y3, y2  # k = n, n-1, ..., 2
+
+    zero = jnp.zeros_like(x)
+    y2, y3 = _steps(step, (1.0 + zero, zero), jnp.where(n >= 2.0, n - 1.0, 0.0))
+    out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, x, x * y2 - y3))
+    out = jnp.where(n < 0.0, jnp.nan, out)
+    return jnp.where(jnp.isnan(x), x, out)
+
+
+def _hermite_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _hermitenorm_int(n, math.sqrt(2.0) * x) * jnp.exp2(n / 2.0)
+
+
+# ------------------------------------------------------- integer-degree only
+def _integer_only(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """``kernel`` at integer degrees (first argument); nan at the others (not ported)."""
+
+    def run(n: jax.Array, *args: jax.Array) -> jax.Array:
+        integer = _is_int(n)
+        return jnp.where(integer, kernel(jnp.where(integer, n, 0.0), *args), jnp.nan)
+
+    return run
+
+
+def _legendre_value(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _integer_only(_legendre_int)(n, x)
+
+
+def _gegenbauer_value(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    return _integer_only(_gegenbauer_int)(n, a, x)
+
+
+def _jacobi_value(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    return _integer_only(_jacobi_int)(n, a, b, x)
+
+
+def _genlaguerre_value(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    return _integer_only(_genlaguerre_int)(n, a, x)
+
+
+def _hermite_value(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _integer_only(_hermite_int)(jnp.trunc(n), x)
+
+
+def _hermitenorm_value(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _integer_only(_hermitenorm_int)(jnp.trunc(n), x)
+
+
+# ------------------------------------------------------ derivatives in x
+def _dchebyt(n: jax.Array, x: jax.Array) -> jax.Array:
+    m = jnp.abs(n)
+    return m * _chebyu_value(m - 1.0, x)
+
+
+def _dchebyu(n: jax.Array, x: jax.Array) -> jax.Array:
+    integer = _is_int(n)
+    neg = n < -1.0
+    m = jnp.where(integer, jnp.where(neg, -n - 2.0, n), 1.0)
+    d_int = 2.0 * _gegenbauer_int(m - 1.0, 2.0 + 0.0 * x, x)
+    d_int = jnp.where(n == -1.0, 0.0, jnp.where(neg, -d_int, d_int))
+    real = (x * _chebyu_value(n, x) - (n + 1.0) * _chebyt_value(n + 1.0, x)) / (1.0 - x * x)
+    return jnp.where(integer, d_int, real)
+
+
+def _dlegendre(n: jax.Array, x: jax.Array) -> jax.Array:
+    m = jnp.where(n < 0.0, -n - 1.0, n)
+    return _gegenbauer_value(m - 1.0, 1.5 + 0.0 * x, x)
+
+
+def _dgegenbauer(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    return 2.0 * a * _gegenbauer_value(n - 1.0, a + 1.0, x)
+
+
+def _djacobi(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    lower = _jacobi_value(jnp.maximum(n - 1.0, 0.0), a + 1.0, b + 1.0, x)
+    return jnp.where(n == 0.0, 0.0, 0.5 * (n + a + b + 1.0) * lower)
+
+
+def _dgenlaguerre(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    return -_genlaguerre_value(n - 1.0, a + 1.0, x)
+
+
+def _dhermite(n: jax.Array, x: jax.Array) -> jax.Array:
+    m = jnp.trunc(n)
+    return jnp.where(m == 0.0, 0.0, 2.0 * m * _hermite_value(m - 1.0, x))
+
+
+def _dhermitenorm(n: jax.Array, x: jax.Array) -> jax.Array:
+    m = jnp.trunc(n)
+    return jnp.where(m == 0.0, 0.0, m * _hermitenorm_value(m - 1.0, x))
+
+
+# ------------------------------------------------------ the public functions
+def _polynomial(
+    name: str,
+    value: Callable[..., jax.Array],
+    derivative: Callable[..., jax.Array],
+) -> Callable[..., jax.Array]:
+    """The compiled function: ``value(*args)`` with ``derivative(*args)`` as its JVP in the
+    last argument (``x``); large inputs are evaluated in chunks (see ``chunked``)."""
+
+    def impl(*args: jax.Array) -> jax.Array:
+        return chunked(lambda *a: (value(*a),), *args, chunk=_CHUNK)[0]
+
+    @jax.custom_jvp
+    def f(*args: jax.Array) -> jax.Array:
+        return impl(*args)
+
+    def jvp(primals: tuple[jax.Array, ...], tangents: tuple[Any, ...]) -> Any:
+        for i, t in enumerate(tangents[:-1]):
+            nondiff(t, name, f"argument {i} (degree or parameter)")
+        out = f(*primals)
+        return out, derivative(*primals) * tangent(tangents[-1], primals[-1])
+
+    f.defjvp(jvp, symbolic_zeros=True)
+    return entry_point(f)
+
+
+def _half(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """``fn`` at ``x / 2`` (``C_n``, ``S_n``)."""
+
+    def run(n: jax.Array, x: jax.Array) -> jax.Array:
+        return fn(n, 0.5 * x)
+
+    return run
+
+
+def _shift(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """``fn`` at ``2x - 1`` (the shifted polynomials on ``[0, 1]``)."""
+
+    def run(n: jax.Array, x: jax.Array) -> jax.Array:
+        return fn(n, 2.0 * x - 1.0)
+
+    return run
+
+
+def _times(factor: float, fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    def run(*args: jax.Array) -> jax.Array:
+        return factor * fn(*args)
+
+    return run
+
+
+def _sh_jacobi_value(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.Array:
+    return _jacobi_value(n, p - q, q - 1.0, 2.0 * x - 1.0) / _binom_n(2.0 * n + p - 1.0, n)
+
+
+def _dsh_jacobi(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.Array:
+    return 2.0 * _djacobi(n, p - q, q - 1.0, 2.0 * x - 1.0) / _binom_n(2.0 * n + p - 1.0, n)
+
+
+def _laguerre_value(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _genlaguerre_value(n, jnp.zeros_like(x), x)
+
+
+def _dlaguerre(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _dgenlaguerre(n, jnp.zeros_like(x), x)
+
+
+_CHEBYT = _polynomial("eval_chebyt", _chebyt_value, _dchebyt)
+_CHEBYU = _polynomial("eval_chebyu", _chebyu_value, _dchebyu)
+_CHEBYC = _polynomial("eval_chebyc", _times(2.0, _half(_chebyt_value)), _half(_dchebyt))
+_CHEBYS = _polynomial("eval_chebys", _half(_chebyu_value), _times(0.5, _half(_dchebyu)))
+_SH_CHEBYT = _polynomial("eval_sh_chebyt", _shift(_chebyt_value), _times(2.0, _shift(_dchebyt)))
+_SH_CHEBYU = _polynomial("eval_sh_chebyu", _shift(_chebyu_value), _times(2.0, _shift(_dchebyu)))
+_LEGENDRE = _polynomial("eval_legendre", _legendre_value, _dlegendre)
+_SH_LEGENDRE = _polynomial(
+    "eval_sh_legendre", _shift(_legendre_value), _times(2.0, _shift(_dlegendre))
+)
+_GEGENBAUER = _polynomial("eval_gegenbauer", _gegenbauer_value, _dgegenbauer)
+_JACOBI = _polynomial("eval_jacobi", _jacobi_value, _djacobi)
+_SH_JACOBI = _polynomial("eval_sh_jacobi", _sh_jacobi_value, _dsh_jacobi)
+_GENLAGUERRE = _polynomial("eval_genlaguerre", _genlaguerre_value, _dgenlaguerre)
+_LAGUERRE = _polynomial("eval_laguerre", _laguerre_value, _dlaguerre)
+_HERMITE = _polynomial("eval_hermite", _hermite_value, _dhermite)
+_HERMITENORM = _polynomial("eval_hermitenorm", _hermitenorm_value, _dhermitenorm)
+
+
+def eval_chebyt(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Chebyshev polynomial of the first kind ``T_n(x)``, mirroring ``scipy.special.eval_chebyt``.
+
+    Integer ``n`` by recurrence; real ``n``: ``cos(n acos x)`` on ``[-1, 1]``,
+    ``cosh(n acosh x)`` above (nan below -1, where SciPy returns inf).
+    Differentiable in ``x``: ``n U_{n-1}(x)``.
+    """
+    return _CHEBYT(n, x)
+
+
+def eval_chebyu(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Chebyshev polynomial of the second kind ``U_n(x)``, mirroring
+    ``scipy.special.eval_chebyu``.  Integer ``n`` by recurrence; real ``n``:
+    ``sin((n+1) t) / sin t`` with ``x = cos t`` (nan at and below -1).
+    Differentiable in ``x``."""
+    return _CHEBYU(n, x)
+
+
+def eval_chebyc(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Chebyshev ``C_n(x) = 2 T_n(x/2)`` on ``[-2, 2]``, mirroring ``scipy.special.eval_chebyc``.
+    Differentiable in ``x``."""
+    return _CHEBYC(n, x)
+
+
+def eval_chebys(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Chebyshev ``S_n(x) = U_n(x/2)`` on ``[-2, 2]``, mirroring ``scipy.special.eval_chebys``.
+    Differentiable in ``x``."""
+    return _CHEBYS(n, x)
+
+
+def eval_sh_chebyt(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Shifted Chebyshev ``T*_n(x) = T_n(2x - 1)``, mirroring ``scipy.special.eval_sh_chebyt``.
+    Differentiable in ``x``."""
+    return _SH_CHEBYT(n, x)
+
+
+def eval_sh_chebyu(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Shifted Chebyshev ``U*_n(x) = U_n(2x - 1)``, mirroring ``scipy.special.eval_sh_chebyu``.
+    Differentiable in ``x``."""
+    return _SH_CHEBYU(n, x)
+
+
+def eval_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Legendre polynomial ``P_n(x)``, mirroring ``scipy.special.eval_legendre``.
+
+    Integer ``n`` (``P_{-n-1} = P_n``); a non-integer ``n`` gives nan (SciPy's
+    ``hyp2f1`` form is not ported).  Differentiable in ``x``: ``C^(3/2)_{n-1}(x)``.
+    """
+    return _LEGENDRE(n, x)
+
+
+def eval_sh_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Shifted Legendre ``P*_n(x) = P_n(2x - 1)``, mirroring ``scipy.special.eval_sh_legendre``
+    (integer ``n``; nan otherwise).  Differentiable in ``x``."""
+    return _SH_LEGENDRE(n, x)
+
+
+def eval_gegenbauer(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Gegenbauer polynomial ``C^(alpha)_n(x)``, mirroring ``scipy.special.eval_gegenbauer``
+    (integer ``n``, 0 for ``n < 0``; nan for non-integer ``n``).
+    Differentiable in ``x``: ``2 alpha C^(alpha+1)_{n-1}(x)``."""
+    return _GEGENBAUER(n, alpha, x)
+
+
+def eval_jacobi(n: ArrayLike, alpha: ArrayLike, beta: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Jacobi polynomial ``P^(alpha, beta)_n(x)``, mirroring ``scipy.special.eval_jacobi``
+    (integer ``n >= 0``; nan otherwise).
+    Differentiable in ``x``: ``(n + alpha + beta + 1)/2 P^(alpha+1, beta+1)_{n-1}(x)``."""
+    return _JACOBI(n, alpha, beta, x)
+
+
+def eval_sh_jacobi(n: ArrayLike, p: ArrayLike, q: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Shifted Jacobi ``G^(p, q)_n(x) = P^(p-q, q-1)_n(2x - 1) / binom(2n + p - 1, n)``,
+    mirroring ``scipy.special.eval_sh_jacobi`` (integer ``n >= 0``).  Differentiable in ``x``."""
+    return _SH_JACOBI(n, p, q, x)
+
+
+def eval_genlaguerre(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Generalised Laguerre polynomial ``L^(alpha)_n(x)``, mirroring
+    ``scipy.special.eval_genlaguerre`` (integer ``n``, 0 for ``n < 0``; ``alpha > -1``).
+    Differentiable in ``x``: ``-L^(alpha+1)_{n-1}(x)``."""
+    return _GENLAGUERRE(n, alpha, x)
+
+
+def eval_laguerre(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Laguerre polynomial ``L_n(x)``, mirroring ``scipy.special.eval_laguerre`` (integer
+    ``n``).  Differentiable in ``x``."""
+    return _LAGUERRE(n, x)
+
+
+def eval_hermite(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Physicists' Hermite polynomial ``H_n(x)``, mirroring ``scipy.special.eval_hermite``
+    (SciPy takes integer ``n`` only; a real ``n`` is truncated towards 0 here; nan for
+    ``n < 0``).  Differentiable in ``x``: ``2n H_{n-1}(x)``."""
+    return _HERMITE(n, x)
+
+
+def eval_hermitenorm(n: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Probabilists' Hermite polynomial ``He_n(x)``, mirroring
+    ``scipy.special.eval_hermitenorm`` (integer ``n``; a real ``n`` is truncated towards 0).
+    Differentiable in ``x``: ``n He_{n-1}(x)``."""
+    return _HERMITENORM(n, x)
+
+
+# ----------------------------------------------------------------- oracles
+def _scipy(name: str) -> Any:
+    # Imported when a check calls it: SciPy is the oracle, not a runtime need.
+    return getattr(importlib.import_module("scipy.special"), name)
+
+
+def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
+    """SciPy's function at an integer ``n`` called with an integer (its recurrence, as
+    here; with a float ``n`` SciPy sums ``hyp2f1``'s terminating series instead).
+
+    ``real``: what a non-integer ``n`` gives here: ``"none"`` nan (not ported),
+    ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` mpmath's
+    value (see :func:`_real_chebyshev`).
+    """
+    fn = _scipy(name)
+
+    def oracle(degree: Any, *params: Any) -> Any:
+        n = np.asarray(degree, np.float64)
+        if real == "trunc":
+            n = np.trunc(n)
+        n, *args = np.broadcast_arrays(n, *params)
+        integer = np.isfinite(n) & (n == np.round(n))
+        as_int = np.asarray(fn(np.where(integer, n, 0).astype(np.int64), *args), np.float64)
+        if real == "cheby":
+            other = _real_chebyshev(name, np.where(integer, 0.5, n), args[-1])
+        else:
+            other = np.full(np.shape(n), np.nan)
+        return np.where(integer, as_int, other)
+
+    return oracle
+
+
+def _real_chebyshev(name: str, n: Any, x: Any) -> Any:
+    """Chebyshev functions of real degree from mpmath (50 digits).
+
+    Not SciPy: its ``hyp2f1`` form loses accuracy for ``x < 0`` (errors from 1e-12 up
+    to 1e17 on ``[-1, 0]``, degrees 3..20) and for negative degrees.  Nan below the
+    real range (``x < -1``; for ``U`` also ``x = -1``) and at infinite ``n`` or ``x``.
+    """
+    mpmath = importlib.import_module("mpmath")
+    first = name in ("eval_chebyt", "eval_chebyc", "eval_sh_chebyt")
+    if "sh_" in name:
+        arg = 2.0 * x - 1.0
+    elif name in ("eval_chebyc", "eval_chebys"):
+        arg = 0.5 * x
+    else:
+        arg = x
+    out = np.full(np.shape(n), np.nan)
+    with mpmath.workdps(50):
+        for i in np.ndindex(out.shape):
+            v, t = float(n[i]), float(arg[i])
+            if not (math.isfinite(v) and math.isfinite(t)) or t < -1.0 or (t == -1.0 and not first):
+                continue
+            value = mpmath.chebyt(v, t) if first else mpmath.chebyu(v, t)
+            out[i] = float(mpmath.re(value)) * (2.0 if name == "eval_chebyc" else 1.0)
+    return out
+
+
+#: Float64 only: in float32 the recurrences lose ~n ulp times the cancellation between
+#: their terms (up to ~1e-4 relative at degree 40, and the last bits differ between XLA's
+#: scalar and vectorised code); they run in float32 but are not held to 5e-6.  Near the
+#: zeros of a polynomial the error is absolute: a few ulp of its terms.
+_ORTHO_TOL = {"float64": (1e-12, 1e-14)}
+#: Real degree (Chebyshev): cos/sin of v*acos(x) are good to ~v ulp absolute near the
+#: zeros of T_v and U_v.
+_REAL_TOL = {"float64": (1e-12, 1e-13)}
+#: Laguerre at large x and Gegenbauer/Jacobi at large parameters: the recurrence's terms
+#: cancel by up to ~1e4.  Against mpmath SciPy's own recurrence is off by up to 2.3e-12
+#: (genlaguerre n=26, x=25) and 5.3e-12 (gegenbauer n=13, alpha=9.8, x=0.30), this port
+#: by up to 1.2e-12 (laguerre n=35, x=29.1) and 3.4e-12 (the same gegenbauer point):
+#: held to 1e-11 between the two.
+_CANCEL_TOL = {"float64": (1e-11, 1e-14)}
+_F64 = ("float64",)
+
+_N = (0.0, 40.0)
+
+
+def _int_domain(*bounds: tuple[float, float]) -> Domain:
+    return Domain((_N, *bounds), integers=(0,))
+
+
+def _cheby(name: str, fn: Any, x: tuple[float, float], real_x: tuple[float, float]) -> ScipyWrapper:
+    return declare(
+        name,
+        fn,
+        domains=(_int_domain(x), Domain(((0.0, 20.0), real_x))),
+        differentiable=(1,),
+        tolerances=_REAL_TOL,
+        dtypes=_F64,
+        edge_cases=(EdgeCase((-3.0, 0.3)), EdgeCase((-1.0, 0.3)), EdgeCase((2.5, real_x[1]))),
+        oracle=_integer_oracle(name, real="cheby"),
+    )
+
+
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    _cheby("eval_chebyt", eval_chebyt, (-1.2, 1.2), (-1.0, 3.0)),
+    _cheby("eval_chebyu", eval_chebyu, (-1.2, 1.2), (-0.9, 3.0)),
+    _cheby("eval_chebyc", eval_chebyc, (-2.4, 2.4), (-2.0, 6.0)),
+    _cheby("eval_chebys", eval_chebys, (-2.4, 2.4), (-1.8, 6.0)),
+    _cheby("eval_sh_chebyt", eval_sh_chebyt, (-0.1, 1.1), (0.0, 2.0)),
+    _cheby("eval_sh_chebyu", eval_sh_chebyu, (-0.1, 1.1), (0.05, 2.0)),
+    declare(
+        "eval_legendre",
+        eval_legendre,
+        domains=(_int_domain((-1.0, 1.0)), _int_domain((-1e-5, 1e-5)), _int_domain((1.0, 3.0))),
+        differentiable=(1,),
+        tolerances=_ORTHO_TOL,
+        dtypes=_F64,
+        edge_cases=(EdgeCase((-4.0, 0.3)), EdgeCase((7.0, 1e-6)), EdgeCase((2.5, 0.3))),
+        oracle=_integer_oracle("eval_legendre"),
+    ),
+    declare(
+        "eval_sh_legendre",
+        eval_sh_legendre,
+        domains=(_int_domain((0.0, 1.0)),),
+        differentiable=(1,),
+        tolerances=_ORTHO_TOL,
+        dtypes=_F64,
+        oracle=_integer_oracle("eval_sh_legendre"),
+    ),
+    declare(
+        "eval_gegenbauer",
+        eval_gegenbauer,
+        domains=(
+            _int_domain((-0.45, 10.0), (-1.0, 1.0)),
+            _int_domain((0.1, 5.0), (-1e-5, 1e-5)),
+        ),
+        differentiable=(2,),
+        tolerances=_CANCEL_TOL,
+        dtypes=_F64,
+        edge_cases=(EdgeCase((-2.0, 1.0, 0.3)), EdgeCase((5.0, 0.0, 0.3))),
+        oracle=_integer_oracle("eval_gegenbauer"),
+    ),
+    declare(
+        "eval_jacobi",
+        eval_jacobi,
+        domains=(_int_domain((-0.9, 5.0), (-0.9, 5.0), (-1.0, 1.0)),),
+        differentiable=(3,),
+        tolerances=_CANCEL_TOL,
+        dtypes=_F64,
+        oracle=_integer_oracle("eval_jacobi"),
+    ),
+    declare(
+        "eval_sh_jacobi",
+        eval_sh_jacobi,
+        domains=(Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.0, 1.0)), integers=(0,)),),
+        differentiable=(3,),
+        tolerances=_CANCEL_TOL,
+        dtypes=_F64,
+        oracle=_integer_oracle("eval_sh_jacobi"),
+    ),
+    declare(
+        "eval_genlaguerre",
+        eval_genlaguerre,
+        domains=(_int_domain((-0.9, 5.0), (0.0, 30.0)),),
+        differentiable=(2,),
+        tolerances=_CANCEL_TOL,
+        dtypes=_F64,
+        edge_cases=(EdgeCase((-2.0, 1.0, 0.3)), EdgeCase((3.0, -1.0, 0.3))),
+        oracle=_integer_oracle("eval_genlaguerre"),
+    ),
+    declare(
+        "eval_laguerre",
+        eval_laguerre,
+        domains=(_int_domain((0.0, 30.0)),),
+        differentiable=(1,),
+        tolerances=_CANCEL_TOL,
+        dtypes=_F64,
+        oracle=_integer_oracle("eval_laguerre"),
+    ),
+    declare(
+        "eval_hermite",
+        eval_hermite,
+        domains=(_int_domain((-8.0, 8.0)),),
+        differentiable=(1,),
+        tolerances=_ORTHO_TOL,
+        dtypes=_F64,
+        edge_cases=(EdgeCase((-1.0, 0.3)),),
+        oracle=_integer_oracle("eval_hermite", real="trunc"),
+    ),
+    declare(
+        "eval_hermitenorm",
+        eval_hermitenorm,
+        domains=(_int_domain((-10.0, 10.0)),),
+        differentiable=(1,),
+        tolerances=_ORTHO_TOL,
+        dtypes=_F64,
+        edge_cases=(EdgeCase((-1.0, 0.3)),),
+        oracle=_integer_oracle("eval_hermitenorm", real="trunc"),
+    ),
+)
