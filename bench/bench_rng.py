@@ -67,9 +67,13 @@ def jax_impl(name: str) -> Hashable:
 def contender(impl: Hashable, draw: Callable[[jax.Array], jax.Array]) -> Callable[[], None]:
     """A call of ``draw`` on a key of ``impl``, compiled and run once already."""
     key = jax.random.key(0, impl=impl)
+
     # A new function each time: jax.jit caches by function, and the XLA-path contenders
     # must be compiled afresh (with JEXT_RNG_NATIVE=0), not found in that cache.
-    jitted = jax.jit(lambda k: draw(k))
+    def fresh(k: jax.Array) -> jax.Array:
+        return draw(k)
+
+    jitted = jax.jit(fresh)
     jitted(key).block_until_ready()
     return lambda: jitted(key).block_until_ready()
 
@@ -93,6 +97,7 @@ def native_note() -> str | None:
     if importlib.util.find_spec("jext_rng_native") is None:
         return None
     import jext_rng_native
+
     from jext._registry import rng_native_wanted
 
     if not rng_native_wanted():
@@ -127,6 +132,22 @@ def ratio(times: dict[str, list[float]], other: str, name: str) -> float:
     return statistics.median(o / t for o, t in zip(times[other], times[name], strict=True))
 
 
+def bits_contenders(
+    names: list[str], kind: str, bits: Callable[[jax.Array], jax.Array], n: int
+) -> dict[str, Callable[[], None]]:
+    """Every generator's ``bits``; on CPU also numpy's Philox and the jext XLA paths."""
+    calls = {name: contender(jax_impl(name), bits) for name in names}
+    native = native_note() if kind == "cpu" else None
+    if kind == "cpu":
+        print(f"jext generators on CPU: {native or 'XLA path'}")
+        calls["numpy Philox"] = numpy_philox(n)
+    if native is not None:
+        with xla_path():
+            for name in JEXT:
+                calls[f"{name} xla"] = contender(jax_impl(name), bits)
+    return calls
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=24, help="log2 of the values per call")
@@ -141,16 +162,7 @@ def main() -> int:
     def bits(k: jax.Array) -> jax.Array:
         return jax.random.bits(k, (n,), jnp.uint32)
 
-    calls = {name: contender(jax_impl(name), bits) for name in names}
-    native = native_note() if kind == "cpu" else None
-    if kind == "cpu":
-        print(f"jext generators on CPU: {native or 'XLA path'}")
-        calls["numpy Philox"] = numpy_philox(n)
-    if native is not None:
-        with xla_path():
-            for name in JEXT:
-                calls[f"{name} xla"] = contender(jax_impl(name), bits)
-    times = timings(calls)
+    times = timings(bits_contenders(names, kind, bits, n))
     gbs = {name: 4 * n / statistics.median(t) / 1e9 for name, t in times.items()}
     print("\nbits (uint32)")
     for name in times:

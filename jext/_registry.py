@@ -461,11 +461,11 @@ class Registry:
                 self._import(entry)
                 core.append(entry)
             for name, module, dist_name in _OPTIONAL_CORE_PLUGINS:
-                entry = _optional_core_plugin(name, module, dist_name)
-                if entry is not None:
-                    self._plugins[name] = entry
-                    self._import(entry)
-                    core.append(entry)
+                optional = _optional_core_plugin(name, module, dist_name)
+                if optional is not None:
+                    self._plugins[name] = optional
+                    self._import(optional)
+                    core.append(optional)
             self._run_hooks(core)
 
     def register(

@@ -60,9 +60,7 @@ def test_the_cpu_rule_calls_the_kernel(rng: CounterRng) -> None:
     assert "stablehlo.while" not in text
 
 
-def test_threads_split_the_stream_exactly(
-    rng: CounterRng, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_threads_split_the_stream_exactly(rng: CounterRng, monkeypatch: pytest.MonkeyPatch) -> None:
     # 8 keys of 30001 bytes: enough for 3 threads (64 KiB each at least), whose ranges
     # start in the middle of a key and of a block group.
     keys = key_data(rng, (8,), seed=3)
@@ -89,7 +87,9 @@ def test_uint64_without_x64_reads_the_low_halves() -> None:
     bits = cpu(RNGS["philox4x64"])
     keys = key_data(RNGS["philox4x64"], (2,), seed=4)
     with jax.enable_x64(False):
-        fn = jax.jit(lambda k: [bits(k, bit_width=64, shape=(7,)), bits(k, bit_width=32, shape=(14,))])
+        fn = jax.jit(
+            lambda k: [bits(k, bit_width=64, shape=(7,)), bits(k, bit_width=32, shape=(14,))]
+        )
         got, words = (np.asarray(x) for x in fn(keys))
     assert got.dtype == np.uint32
     np.testing.assert_array_equal(got, words[:, ::2])
