@@ -43,6 +43,18 @@ JEXT_RNG_INLINE void CounterPlus(const Word* counter, u64 b, Word* out) {
   }
 }
 
+// Writes kLanes blocks of four 64-bit words, given word by word across the lanes, in
+// block order: block l is w0[l], w1[l], w2[l], w3[l].
+JEXT_RNG_INLINE void StoreBlocks4x64(const u64* w0, const u64* w1, const u64* w2, const u64* w3,
+                                     unsigned char* out) {
+  u64 words[kLanes * 4];
+  for (int l = 0; l < kLanes; ++l) {
+    words[4 * l] = w0[l], words[4 * l + 1] = w1[l];
+    words[4 * l + 2] = w2[l], words[4 * l + 3] = w3[l];
+  }
+  std::memcpy(out, words, sizeof(words));
+}
+
 // --- Philox4x64-10 ----------------------------------------------------------------------
 
 // The 128-bit product a * m.  __uint128_t compiles to one scalar mulx; AVX2 has no
@@ -84,12 +96,7 @@ struct Philox4x64 {
       }
       v0[l] = x0, v1[l] = x1, v2[l] = x2, v3[l] = x3;
     }
-    u64 words[kLanes * 4];
-    for (int l = 0; l < kLanes; ++l) {
-      words[4 * l] = v0[l], words[4 * l + 1] = v1[l];
-      words[4 * l + 2] = v2[l], words[4 * l + 3] = v3[l];
-    }
-    std::memcpy(out, words, sizeof(words));
+    StoreBlocks4x64(v0, v1, v2, v3, out);
   }
 };
 
@@ -145,12 +152,7 @@ struct Threefry4x64 {
     FourRounds<0>(x0, x1, x2, x3, ks, 3);
     FourRounds<4>(x0, x1, x2, x3, ks, 4);
     FourRounds<0>(x0, x1, x2, x3, ks, 5);
-    u64 words[kLanes * 4];
-    for (int l = 0; l < kLanes; ++l) {
-      words[4 * l] = x0[l], words[4 * l + 1] = x1[l];
-      words[4 * l + 2] = x2[l], words[4 * l + 3] = x3[l];
-    }
-    std::memcpy(out, words, sizeof(words));
+    StoreBlocks4x64(x0, x1, x2, x3, out);
   }
 };
 
