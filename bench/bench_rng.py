@@ -21,16 +21,24 @@ Goals (issue 14), on the backend printed first:
   >= 3x numpy's Philox (CPU);
 - distributions: each jext generator's ratio to threefry2x32 within 20% of its bits ratio.
 
+On CPU the jext generators run jext-rng-native's multi-threaded C++ kernels where that
+plugin is installed (the line after the backend says so, with the thread count); the
+``<name> xla`` lines are the same generators on their XLA path (``JEXT_RNG_NATIVE=0`` while
+compiling), for comparison.  ``JEXT_RNG_THREADS`` caps the kernels' threads.
+
 The machine may be shared and noisy: read the ratios, not the absolute times.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
+import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -59,9 +67,42 @@ def jax_impl(name: str) -> Hashable:
 def contender(impl: Hashable, draw: Callable[[jax.Array], jax.Array]) -> Callable[[], None]:
     """A call of ``draw`` on a key of ``impl``, compiled and run once already."""
     key = jax.random.key(0, impl=impl)
-    jitted = jax.jit(draw)
+
+    # A new function each time: jax.jit caches by function, and the XLA-path contenders
+    # must be compiled afresh (with JEXT_RNG_NATIVE=0), not found in that cache.
+    def fresh(k: jax.Array) -> jax.Array:
+        return draw(k)
+
+    jitted = jax.jit(fresh)
     jitted(key).block_until_ready()
     return lambda: jitted(key).block_until_ready()
+
+
+@contextlib.contextmanager
+def xla_path() -> Iterator[None]:
+    """Lower the jext generators' cpu rule on its XLA path (not the native kernel)."""
+    before = os.environ.get("JEXT_RNG_NATIVE")
+    os.environ["JEXT_RNG_NATIVE"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["JEXT_RNG_NATIVE"]
+        else:
+            os.environ["JEXT_RNG_NATIVE"] = before
+
+
+def native_note() -> str | None:
+    """How the jext generators run on CPU: jext-rng-native's kernels, or None (XLA)."""
+    if importlib.util.find_spec("jext_rng_native") is None:
+        return None
+    import jext_rng_native
+
+    from jext._registry import rng_native_wanted
+
+    if not rng_native_wanted():
+        return None
+    return f"jext-rng-native C++ kernels, {jext_rng_native.max_threads()} thread(s)"
 
 
 def numpy_philox(n: int) -> Callable[[], None]:
@@ -91,6 +132,22 @@ def ratio(times: dict[str, list[float]], other: str, name: str) -> float:
     return statistics.median(o / t for o, t in zip(times[other], times[name], strict=True))
 
 
+def bits_contenders(
+    names: list[str], kind: str, bits: Callable[[jax.Array], jax.Array], n: int
+) -> dict[str, Callable[[], None]]:
+    """Every generator's ``bits``; on CPU also numpy's Philox and the jext XLA paths."""
+    calls = {name: contender(jax_impl(name), bits) for name in names}
+    native = native_note() if kind == "cpu" else None
+    if kind == "cpu":
+        print(f"jext generators on CPU: {native or 'XLA path'}")
+        calls["numpy Philox"] = numpy_philox(n)
+    if native is not None:
+        with xla_path():
+            for name in JEXT:
+                calls[f"{name} xla"] = contender(jax_impl(name), bits)
+    return calls
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=24, help="log2 of the values per call")
@@ -105,15 +162,12 @@ def main() -> int:
     def bits(k: jax.Array) -> jax.Array:
         return jax.random.bits(k, (n,), jnp.uint32)
 
-    calls = {name: contender(jax_impl(name), bits) for name in names}
-    if kind == "cpu":
-        calls["numpy Philox"] = numpy_philox(n)
-    times = timings(calls)
+    times = timings(bits_contenders(names, kind, bits, n))
     gbs = {name: 4 * n / statistics.median(t) / 1e9 for name, t in times.items()}
     print("\nbits (uint32)")
     for name in times:
-        line = f"{name:>13}: {statistics.median(times[name]) * 1e3:8.2f} ms {gbs[name]:7.2f} GB/s"
-        if name in JEXT:
+        line = f"{name:>16}: {statistics.median(times[name]) * 1e3:8.2f} ms {gbs[name]:7.2f} GB/s"
+        if name.removesuffix(" xla") in JEXT:
             line += f"  {ratio(times, 'threefry2x32', name):5.2f}x threefry2x32"
             line += f"  {ratio(times, 'philox4x32', name):5.2f}x philox4x32"
             if "numpy Philox" in times:
@@ -131,7 +185,7 @@ def main() -> int:
         print(f"\n{dist} (float32)" if dist != "bernoulli" else f"\n{dist} (bool)")
         for name in names:
             med = statistics.median(dtimes[name])
-            line = f"{name:>13}: {med * 1e3:8.2f} ms {4 * n / med / 1e9:7.2f} GB/s"
+            line = f"{name:>16}: {med * 1e3:8.2f} ms {4 * n / med / 1e9:7.2f} GB/s"
             if name in JEXT:
                 dist_ratio[dist, name] = ratio(dtimes, "threefry2x32", name)
                 line += f"  {dist_ratio[dist, name]:5.2f}x threefry2x32"

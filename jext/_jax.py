@@ -44,6 +44,7 @@ __all__ = [
     "iter_equations",
     "jaxpr_as_fun",
     "lower_fun",
+    "lowering_for_export",
     "make_primitive",
     "make_zero",
     "module_platforms",
@@ -303,6 +304,11 @@ def register_lowering(prim: Primitive, rule: LoweringRule, platform: str | None)
 def module_platforms(ctx: LoweringContext) -> tuple[str, ...]:
     """The platforms the module being lowered targets (several for a multi-platform export)."""
     return tuple(ctx.module_context.platforms)
+
+
+def lowering_for_export(ctx: LoweringContext) -> bool:
+    """Whether the module being lowered is for ``jax.export`` (serialized, run elsewhere)."""
+    return bool(ctx.module_context.lowering_parameters.for_export)
 
 
 def iter_equations(jaxpr: Jaxpr | ClosedJaxpr) -> Iterator[Any]:

@@ -41,6 +41,7 @@ __all__ = [
     "ENV_DISABLE_AUTOLOAD",
     "ENV_DISABLE_PLUGINS",
     "ENV_PLUGINS",
+    "ENV_RNG_NATIVE",
     "ENV_STRICT",
     "NAMESPACE_GROUP",
     "PluginInfo",
@@ -55,6 +56,7 @@ __all__ = [
     "primitives",
     "register_plugin",
     "registry",
+    "rng_native_wanted",
 ]
 
 ENV_DISABLE_AUTOLOAD: Final = "JEXT_DISABLE_PLUGIN_AUTOLOAD"
@@ -65,6 +67,8 @@ ENV_DISABLE_PLUGINS: Final = "JEXT_DISABLE_PLUGINS"
 """A comma-separated list: do not load these entry-point plugins."""
 ENV_STRICT: Final = "JEXT_STRICT"
 """Set to 1: a broken plugin raises :class:`jext.PluginError` instead of a warning."""
+ENV_RNG_NATIVE: Final = "JEXT_RNG_NATIVE"
+"""Set to 0: the bundled RNGs use their XLA path on CPU, not jext-rng-native's kernels."""
 NAMESPACE_GROUP: Final = "jext.namespaces"
 """The entry-point group where a distribution declares more namespaces for its plugin.
 
@@ -79,6 +83,11 @@ CORE_NAMESPACE: Final = "jext"
 # jext's core plugins: (name, module, namespaces).  They register the way any plugin does,
 # but are loaded whatever the plugin switches say, before every other plugin.
 _CORE_PLUGINS: Final = (("jext-rng", "jext.rng_impls._plugin", (CORE_NAMESPACE,)),)
+# Optional core plugins: (name, module, distribution).  Loaded with the core where their
+# distribution is installed (it has no entry point), so that core primitives can use what
+# they register whatever the plugin switches say; ENV_RNG_NATIVE=0 leaves jext-rng-native
+# out.  See docs/rng.md.
+_OPTIONAL_CORE_PLUGINS: Final = (("jext-rng-native", "jext_rng_native", "jext-rng-native"),)
 # pluggy options jext's loader does not honour: refused, never silently ignored.
 _UNSUPPORTED_HOOK_OPTIONS: Final = ("wrapper", "hookwrapper", "tryfirst", "trylast")
 
@@ -193,6 +202,8 @@ class _Plugin:
 
     def label(self) -> str:
         dist, version = self.dist_info()
+        if self.core and dist not in (None, hookspecs.PROJECT_NAME):  # an optional core plugin
+            return f"plugin {self.name!r} (distribution {dist} {version}, loaded by jext's core)"
         if self.core:
             return f"plugin {self.name!r} (core of jext {version or ''})".replace(" )", ")")
         if dist is None:
@@ -232,6 +243,25 @@ def _jext_distribution() -> Distribution | None:
         return distribution(hookspecs.PROJECT_NAME)
     except PackageNotFoundError:  # run from a source tree
         return None
+
+
+def rng_native_wanted() -> bool:
+    """False where ``JEXT_RNG_NATIVE`` is 0 (read on each call, so also at lowering time)."""
+    value = os.environ.get(ENV_RNG_NATIVE, "").strip()
+    return not value or _env_flag(value)
+
+
+def _optional_core_plugin(name: str, module: str, dist_name: str) -> _Plugin | None:
+    """The optional core plugin's entry where its distribution is installed and wanted."""
+    if not rng_native_wanted():
+        return None
+    try:
+        dist = distribution(dist_name)
+    except PackageNotFoundError:
+        return None
+    entry = _Plugin(name, dist, core=True, module_name=module)
+    entry.loader = lambda: __import__(module, fromlist=["_"])
+    return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +460,12 @@ class Registry:
                 self._owners.update(dict.fromkeys(namespaces, name))
                 self._import(entry)
                 core.append(entry)
+            for name, module, dist_name in _OPTIONAL_CORE_PLUGINS:
+                optional = _optional_core_plugin(name, module, dist_name)
+                if optional is not None:
+                    self._plugins[name] = optional
+                    self._import(optional)
+                    core.append(optional)
             self._run_hooks(core)
 
     def register(
@@ -886,6 +922,19 @@ class Registry:
                 return found
         self.load()
         return self._rng_impls.get(name)
+
+    def core_ffi_target(self, name: str, platform: str) -> FfiTarget | None:
+        """The FFI target ``name`` on ``platform`` if a core plugin registered it, else None.
+
+        Loads only jext's core (as :meth:`rng_impl` does for core names): jext's own
+        primitives use native kernels without importing any other plugin, and never one
+        that a third-party plugin registered under the same name.
+        """
+        self._load_core()
+        owned = self._ffi_targets.get((name, platform))
+        if owned is None or not self._plugins[owned.plugin].core:
+            return None
+        return owned.item
 
     def ffi_targets(self) -> Mapping[tuple[str, str], Owned[FfiTarget]]:
         """Every registered FFI handler by ``(target name, platform)``, and its plugin."""

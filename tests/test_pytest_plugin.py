@@ -61,6 +61,7 @@ def test_this_repository_owns_the_bundled_plugins() -> None:
         "example-primitives",
         "example-vendor",
         "jext-rng",
+        "jext-rng-native",
         "scipy-special",
     ]
     assert own_plugins(ROOT / "tests") == []

@@ -182,6 +182,7 @@ def test_autoload_off_still_takes_plugins_registered_in_code(
     assert load(registry) == []
     status = {p.name: p.status for p in registry.plugins()}
     assert status.pop("jext-rng") == "loaded"  # core
+    assert status.pop("jext-rng-native", "loaded") == "loaded"  # core where installed
     assert set(status.values()) == {"disabled"}  # listed, never imported
     import jext_fault_good
 
@@ -520,6 +521,7 @@ def test_warnings_once_per_failure_but_never_hidden_by_error_filters(catalog_sit
         {"JEXT_PLUGINS": "other"},
         {"JEXT_DISABLE_PLUGINS": "jext-rng"},
         {"JEXT_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        {"JEXT_RNG_NATIVE": "0"},
         {},
     ],
 )
@@ -537,4 +539,8 @@ def test_bundled_rngs_work_whatever_the_switches(
     )
     result = run_python(code, catalog_site, **switch)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["True", "False", "[('jext-rng', 'loaded', True)]"]
+    # jext-rng-native (installed with the repository) is core too, unless switched off.
+    core = [("jext-rng", "loaded", True)]
+    if "JEXT_RNG_NATIVE" not in switch:
+        core.append(("jext-rng-native", "loaded", True))
+    assert result.stdout.splitlines() == ["True", "False", str(core)]

@@ -551,18 +551,50 @@ def _bits_primitive(rng: CounterRng) -> jext.Primitive[..., Array]:
     def chunked(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
         return rng.stream_bits(key, bit_width, shape, strategy=stream_words_chunked)
 
+    target = native_target_name(rng.name)
+
+    def cpu(ctx: Any, key: Any, /, *, bit_width: int, shape: Shape) -> Sequence[Any]:
+        # Decided at each lowering, not at definition: the primitive is core and frozen
+        # before any plugin loads (see native_cpu_target).
+        if native_cpu_target(target) is not None and not _jax.lowering_for_export(ctx):
+            ffi: Callable[..., Sequence[Any]] = jax.ffi.ffi_lowering(target)
+            return ffi(ctx, key, bit_width=np.int64(bit_width))
+        xla = functools.partial(chunked, bit_width=bit_width, shape=shape)
+        return _jax.lower_jaxpr(ctx, _jax.trace_avals(lambda k: [xla(k)], _jax.avals_in(ctx)), key)
+
     fused.__qualname__ = f"{rng.name}_bits_fused"
     chunked.__qualname__ = f"{rng.name}_bits_chunked"
+    cpu.__qualname__ = f"{rng.name}_bits_cpu"
     prim = jext.primitive(f"jext.rng_impls.{rng.name}_bits")(fused)
 
     @prim.def_abstract_eval
     def _abstract(key: Any, /, *, bit_width: int, shape: Shape) -> Any:
         return _jax.shaped_array((*key.shape[:-1], *shape), bits_dtype(bit_width))
 
-    prim.def_lowering(chunked, platform="cpu")
+    prim.def_lowering(cpu, platform="cpu", raw=True)
     # Both strategies take any leading batch axes of key data.
     prim.def_batching_leading_axis()
     return prim
+
+
+def native_target_name(generator: str) -> str:
+    """The cpu FFI target of ``generator``'s native ``random_bits`` (jext-rng-native's)."""
+    return f"jext_rng_{generator}_bits"
+
+
+def native_cpu_target(target: str) -> str | None:
+    """``target`` if the cpu lowering of the bits primitives is to call it, else None.
+
+    The cpu rule asks at each lowering: the native kernels come from the optional core
+    plugin jext-rng-native, which jext's core loads (no other plugin) where it is
+    installed; ``JEXT_RNG_NATIVE=0`` keeps the XLA path.  A target registered by any
+    other plugin under the same name is never used.
+    """
+    from jext._registry import registry, rng_native_wanted  # the registry imports jext
+
+    if not rng_native_wanted():
+        return None
+    return target if registry().core_ffi_target(target, "cpu") is not None else None
 
 
 def _tweak(words: Words, tweak: Sequence[int]) -> Words:

@@ -1,10 +1,11 @@
 """Per-platform generation strategies: the same bits everywhere, and GPU-shaped GPU modules.
 
-``random_bits`` of every bundled generator is a jext primitive whose cpu rule generates the
-stream chunk by chunk and whose cuda/rocm/tpu rule in one fused pass.  Both rules are
-traceable, so both run here on CPU and must give identical bits; the exported cuda module
-must look like one fused computation (no loop, nothing larger than JAX's own threefry2x32
-module holds).
+``random_bits`` of every bundled generator is a jext primitive whose cpu rule calls
+jext-rng-native's kernel or generates the stream chunk by chunk (the XLA path), and whose
+cuda/rocm/tpu rule generates it in one fused pass.  The XLA path and the fused pass are
+traceable, so both run here on CPU and must give identical bits (test_native.py holds the
+kernel to them); the exported cuda module must look like one fused computation (no loop,
+nothing larger than JAX's own threefry2x32 module holds).
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ def rule(rng: CounterRng, platform: str) -> Rule:
     return fn
 
 
+def xla_cpu(rng: CounterRng) -> Rule:
+    """The XLA path of the cpu rule (its rule calls jext-rng-native's kernel where installed)."""
+
+    def chunked(key: jax.Array, /, *, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+        return rng.stream_bits(key, bit_width, shape, strategy=_common.stream_words_chunked)
+
+    return chunked
+
+
 def key_data(rng: CounterRng, batch: tuple[int, ...], seed: int = 5) -> jax.Array:
     words = np.random.default_rng(seed).integers(0, 2**32, (*batch, rng.data_words), np.uint32)
     return jnp.asarray(words)
@@ -71,27 +81,31 @@ def draw_all(
 
 
 def assert_same_bits(
-    a: Rule, b: Rule, keys: jax.Array, widths: tuple[int, ...] = (8, 16, 32, 64)
+    a: Rule, others: list[Rule], keys: jax.Array, widths: tuple[int, ...] = (8, 16, 32, 64)
 ) -> None:
-    """``a`` and ``b`` give identical bits for every shape and width on ``keys``."""
+    """``a`` and each of ``others`` give identical bits for every shape and width on ``keys``."""
     batch = keys.shape[:-1]
     for width in widths:
-        got, want = draw_all(a, keys, width, SHAPES), draw_all(b, keys, width, SHAPES)
-        for shape, g, w in zip(SHAPES, got, want, strict=True):
-            assert g.dtype == w.dtype == np.dtype(f"uint{width}")
-            assert g.shape == w.shape == (*batch, *shape)
-            np.testing.assert_array_equal(g, w, err_msg=f"uint{width}{list(shape)}")
+        want = draw_all(a, keys, width, SHAPES)
+        for b in others:
+            got = draw_all(b, keys, width, SHAPES)
+            for shape, g, w in zip(SHAPES, got, want, strict=True):
+                assert g.dtype == w.dtype == np.dtype(f"uint{width}")
+                assert g.shape == w.shape == (*batch, *shape)
+                np.testing.assert_array_equal(g, w, err_msg=f"{b} uint{width}{list(shape)}")
 
 
 @pytest.mark.usefixtures("small_chunks")
-def test_gpu_rule_gives_the_cpu_rule_bits(rng: CounterRng) -> None:
-    # Key arrays too: both rules take leading batch axes of key data.
-    assert_same_bits(rule(rng, "cuda"), rule(rng, "cpu"), key_data(rng, (2, 3)))
+def test_every_strategy_gives_the_same_bits(rng: CounterRng) -> None:
+    # The fused (cuda) rule, the cpu rule's XLA path, and the cpu rule itself: with
+    # jext-rng-native installed, its kernel (test_native.py checks that it is called).
+    # Key arrays too: every rule takes leading batch axes of key data.
+    assert_same_bits(rule(rng, "cuda"), [xla_cpu(rng), rng.bits_primitive], key_data(rng, (2, 3)))
 
 
 def test_rules_are_the_strategies_by_platform(rng: CounterRng) -> None:
     platforms = rng.bits_primitive.lowering_platforms()
-    assert platforms["cpu"].endswith("_bits_chunked")
+    assert platforms["cpu"].startswith(f"{rng.name}_bits_cpu")
     assert {platforms[p] for p in ("cuda", "rocm", "tpu")} == {"reference"}
     assert rng.bits_primitive.reference.__qualname__.endswith("_bits_fused")
 
@@ -99,10 +113,13 @@ def test_rules_are_the_strategies_by_platform(rng: CounterRng) -> None:
 @pytest.mark.usefixtures("small_chunks")
 def test_batched_keys_give_each_key_its_own_stream(rng: CounterRng) -> None:
     keys = key_data(rng, (3,), seed=8)
-    for platform in ("cpu", "cuda"):
-        batched = draw(rule(rng, platform), keys, 32, (21,))
+    for fn in (xla_cpu(rng), rule(rng, "cuda")):
+        # One compiled program per rule: the batch and each key on its own.
+        batched, *each = jax.jit(
+            lambda k, fn=fn: [fn(x, bit_width=32, shape=(21,)) for x in (k, k[0], k[1], k[2])]
+        )(keys)
         for i in range(3):
-            np.testing.assert_array_equal(batched[i], draw(rule(rng, platform), keys[i], 32, (21,)))
+            np.testing.assert_array_equal(batched[i], each[i])
 
 
 def test_public_api_uses_the_same_stream(rng: CounterRng) -> None:
@@ -127,7 +144,7 @@ def test_a_wrong_strategy_is_caught() -> None:
         return rng.stream_bits(key, bit_width, shape, strategy=skips_a_block)
 
     with pytest.raises(AssertionError):
-        assert_same_bits(wrong, rule(rng, "cpu"), key_data(rng, ()), widths=(32,))
+        assert_same_bits(wrong, [xla_cpu(rng)], key_data(rng, ()), widths=(32,))
 
 
 # --- the exported GPU module ---------------------------------------------------------------
@@ -186,8 +203,8 @@ def test_cuda_module_is_one_fused_pass(rng: CounterRng, threefry_cuda: dict[str,
 
 
 def test_the_structure_check_catches_a_chunk_loop(threefry_cuda: dict[str, int]) -> None:
-    # The cpu rule (chunked) exported for cuda must fail the check.
-    cpu = rule(PHILOX4X64_RNG, "cpu")
+    # The cpu rule's XLA path (chunked) exported for cuda must fail the check.
+    cpu = xla_cpu(PHILOX4X64_RNG)
     chunked = module_structure(
         lambda k: cpu(k, bit_width=32, shape=(N,)), PHILOX4X64_RNG.data_words, "cuda"
     )
