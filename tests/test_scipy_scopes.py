@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import re
 import subprocess
 import sys
 import types
@@ -13,6 +15,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
+import scipy.special
 
 import jext
 import jext.scipy
@@ -164,3 +167,65 @@ def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
     (philox,) = [r for r in data["rng_impls"] if r["name"] == "jext.philox4x64"]
     assert philox["bit_exact_with"] == "numpy.random.Philox"
     assert philox["tag"] and philox["description"]
+    # Plugins' namespaces and which are core; FFI targets; coverage against SciPy itself.
+    plugins = {p["name"]: p for p in data["plugins"]}
+    assert plugins["jext-rng"]["core"] and plugins["jext-rng"]["namespaces"] == ["jext"]
+    assert not plugins["scipy-special"]["core"]
+    assert "scipy_special" in plugins["scipy-special"]["namespaces"]
+    targets = {(t["name"], t["platform"]): t for t in data["ffi_targets"]}
+    assert targets[("jext_native_rms_norm", "cpu")]["plugin"] == "example-native"
+    assert targets[("jext_native_rms_norm", "cpu")]["batch_partitionable"] is True
+    special = {c["scope"]: c for c in data["scipy_coverage"]}["special"]
+    public = {n for n in scipy.special.__all__ if callable(getattr(scipy.special, n))}
+    assert special["callables"] == len(public) and special["scipy_version"] == scipy.__version__
+    provided = {s["name"] for s in data["scipy"] if s["scope"] == "special"}
+    assert special["covered"] == len(provided & public)
+    assert special["covered"] == special["from_jax"] + special["from_plugins"]
+    assert special["from_plugins"] > 0 and "ellipk" not in special["missing"]
+    assert sorted(special["missing"]) == sorted(public - provided)
+
+
+def test_jext_list_text_shows_coverage_namespaces_and_ffi_targets() -> None:
+    text = subprocess.run(
+        [sys.executable, "-m", "jext", "list"], capture_output=True, text=True, check=True
+    ).stdout
+    assert re.search(
+        r"^  special: \d+ of \d+ \(\d+ from jax\.scipy, \d+ from plugins\)$", text, re.M
+    )
+    assert re.search(r"^  jext-rng .*loaded \(core\)\s+jext\s*$", text, re.M), text
+    assert re.search(r"^  jext_native_softplus\s+cuda\s+example-native", text, re.M)
+
+
+_BROKEN_PLUGIN = """
+import sys
+from types import SimpleNamespace
+import jext
+from jext._cli import main
+
+def broken(registry):
+    raise RuntimeError("this plugin is broken on purpose")
+
+jext.register_plugin(
+    SimpleNamespace(jext_register_primitives=jext.hookimpl(broken)), "broken-on-purpose"
+)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("strict", ["1", "0"])
+def test_jext_list_under_strict_mode_prints_the_failure_and_exits_non_zero(strict: str) -> None:
+    env = {**os.environ, "JEXT_STRICT": strict, "JEXT_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", _BROKEN_PLUGIN, "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    assert re.search(r"broken-on-purpose .*error .*broken on purpose", result.stdout), result.stdout
+    assert "Primitives" in result.stdout and "SciPy coverage" in result.stdout
+    if strict == "1":
+        assert result.returncode == 1 and "broken-on-purpose" in result.stderr
+    else:
+        assert result.returncode == 0

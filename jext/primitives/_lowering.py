@@ -135,7 +135,9 @@ def _check_types(
     """RuleError unless each result's shape and dtype are the abstract evaluation's."""
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         if g.shape != w.shape or g.dtype != w.dtype:
-            where = "eagerly" if platform == "eager" else f"lowering for {platform or 'any platform'}"
+            where = (
+                "eagerly" if platform == "eager" else f"lowering for {platform or 'any platform'}"
+            )
             raise RuleError(
                 f"the {what} of primitive {core.name!r} returned {_jax.aval_str(g)} for "
                 f"result {i} ({where}), but its abstract evaluation gives "
