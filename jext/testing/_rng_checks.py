@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from typing import Any, Final
 
 import jax
@@ -19,7 +20,7 @@ from jext.testing._report import (
     guarded,
 )
 
-__all__ = ["RNG_CHECKS", "rng_report", "run_rng_check"]
+__all__ = ["RNG_CHECKS", "rng_report", "run_rng_check", "submit_rng_report"]
 
 RNG_CHECKS: Final = (
     "conventions",
@@ -287,15 +288,35 @@ def run_rng_check(impl: RngImpl, check: str) -> CheckResult:
 def rng_report(
     impl: RngImpl,
     *,
-    checks: tuple[str, ...] | list[str] = RNG_CHECKS,
+    checks: Sequence[str] = RNG_CHECKS,
     plugin: str | None = None,
     progress: Callable[[str, CheckResult], None] | None = None,
 ) -> PrimitiveReport:
-    results = []
-    for check in checks:
-        result = run_rng_check(impl, check)
-        if progress is not None:
-            progress(impl.name, result)
-        results.append(result)
-    details = {"bit_exact_with": impl.bit_exact_with, "byte_stream": impl.byte_stream}
-    return PrimitiveReport(impl.name, "rng", tuple(results), plugin, details)
+    """Run ``checks`` on ``impl`` and collect the results (never raises for a failed check)."""
+    return submit_rng_report(impl, None, checks=checks, plugin=plugin)(progress)
+
+
+def submit_rng_report(
+    impl: RngImpl,
+    pool: Executor | None,
+    *,
+    checks: Sequence[str] = RNG_CHECKS,
+    plugin: str | None = None,
+) -> Callable[[Callable[[str, CheckResult], None] | None], PrimitiveReport]:
+    """Start ``checks`` on ``pool``, each its own task (inline without a pool), and return
+    the function that waits for them and makes the report (call it outside the pool)."""
+    pending: list[Future[CheckResult]] = []
+    if pool is not None:
+        pending = [pool.submit(run_rng_check, impl, check) for check in checks]
+
+    def finish(progress: Callable[[str, CheckResult], None] | None) -> PrimitiveReport:
+        results = []
+        for n, check in enumerate(checks):
+            result = pending[n].result() if pending else run_rng_check(impl, check)
+            if progress is not None:
+                progress(impl.name, result)
+            results.append(result)
+        details = {"bit_exact_with": impl.bit_exact_with, "byte_stream": impl.byte_stream}
+        return PrimitiveReport(impl.name, "rng", tuple(results), plugin, details)
+
+    return finish
