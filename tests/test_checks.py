@@ -352,3 +352,21 @@ def test_broken_plugins_are_reported_whatever_the_filter(catalog_site: Any) -> N
     assert "needs libfoo 2.0" in broken["fault-import"]["checks"]["load"]["message"]
     checked = [r for r in data["reports"] if r["kind"] == "primitive"]
     assert [r["name"] for r in checked] == ["faultgood.double"] and checked[0]["ok"]
+
+
+def test_checks_on_a_pool_report_in_order_and_keep_failures() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    prim = make("pooled", lambda x, /: 2 * x)
+    prim.def_lowering(lambda x: 3 * x, platform="tpu")  # wrong: the lowering check fails
+    seen: list[str] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        report = check_report(
+            prim,
+            checks=["lowering", "jit", "abstract_eval"],
+            pool=pool,
+            progress=lambda name, result: seen.append(result.check),
+        )
+    assert [r.check for r in report.results] == seen == ["lowering", "jit", "abstract_eval"]
+    assert [r.status for r in report.results] == ["fail", "pass", "pass"]
+    assert "tpu rule" in report.results[0].message
