@@ -32,6 +32,7 @@ __all__ = [
     "lookup",
     "module_dir",
     "module_getattr",
+    "scipy_callables",
     "scope_module",
 ]
 
