@@ -34,13 +34,6 @@ RNG_CHECKS: Final = (
 """Every check run on an RNG implementation, in the order they run."""
 
 _SAMPLES: Final = 1 << 16
-# The statistics draw their _SAMPLES values as _STREAMS streams of _SAMPLES // _STREAMS
-# from split keys, in one vmapped request: the same sample size, so the same power, as one
-# long stream.  Long single requests are where an implementation may switch to code that is
-# fast to run but slow to compile (the bundled ones unroll their rounds from 4096 blocks on,
-# and their own tests hold that code to the rolled one); a check compiling it three times
-# took most of the run.
-_STREAMS: Final = 16
 # Statistical tests fail a correct generator with probability about 1e-6 each, and the
 # inputs are fixed, so a pass is reproducible.
 _Z: Final = 4.9
@@ -58,12 +51,6 @@ def _data(keys: jax.Array) -> np.ndarray[Any, Any]:
 
 def _bits(key: jax.Array, shape: tuple[int, ...] = _EAGER_SHAPE) -> jax.Array:
     return jax.random.bits(key, shape)
-
-
-def _streams(key: jax.Array, draw: Callable[[jax.Array, tuple[int, ...]], jax.Array]) -> Any:
-    """``draw(k, shape)`` for _STREAMS keys split from ``key``, flattened: _SAMPLES values."""
-    keys = jax.random.split(key, _STREAMS)
-    return jax.vmap(lambda k: draw(k, (_SAMPLES // _STREAMS,)))(keys).reshape(-1)
 
 
 def check_conventions(impl: RngImpl) -> None:
@@ -182,13 +169,12 @@ def check_distinct_keys(impl: RngImpl) -> None:
 
 def check_moments(impl: RngImpl) -> None:
     """Uniform and normal samples have the right mean and variance (5 sigma)."""
-
-    def program(key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        k1, k2 = jax.random.split(key)
-        return _streams(k1, jax.random.uniform), _streams(k2, jax.random.normal)
-
-    u, z = (np.asarray(x, np.float64) for x in jax.jit(program)(_key(impl, 11)))
+    k1, k2 = jax.random.split(_key(impl, 11))
     n = _SAMPLES
+    # One long request each: the statistics cover the code a large request runs (the
+    # bundled generators unroll their rounds from 4096 blocks on).
+    u = np.asarray(jax.random.uniform(k1, (n,)), np.float64)
+    z = np.asarray(jax.random.normal(k2, (n,)), np.float64)
     tests = [
         ("uniform mean", u.mean(), 0.5, math.sqrt(1 / 12 / n)),
         ("uniform variance", u.var(), 1 / 12, math.sqrt(1 / 180 / n)),
@@ -202,8 +188,7 @@ def check_moments(impl: RngImpl) -> None:
 
 def check_chi_square(impl: RngImpl) -> None:
     """The bytes of ``bits`` are uniform: a chi-square test over 256 bins, both tails."""
-    bits = jax.jit(lambda key: _streams(key, jax.random.bits))(_key(impl, 5))
-    data = np.asarray(bits, np.uint32).view(np.uint8)
+    data = np.asarray(jax.random.bits(_key(impl, 5), (_SAMPLES,), np.uint32)).view(np.uint8)
     counts = np.bincount(data, minlength=256)
     expected = data.size / 256
     stat = float(((counts - expected) ** 2 / expected).sum())
