@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -11,16 +12,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from jext._errors import JextError
-from jext._registry import Registry, registry
-from jext.scipy._scopes import ScopeEntry
+from jext._registry import ENV_STRICT, Registry, env_flag, registry
+from jext.scipy._scopes import ScopeEntry, coverage
 from jext.scipy._scopes import entries as scipy_entries
 
 __all__ = ["listing", "main"]
 
 
 def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
-    """What ``jext list --json`` prints: plugins, primitives, RNG impls and SciPy wrappers."""
+    """What ``jext list --json`` prints: plugins (their namespaces, whether core), primitives,
+    FFI targets, RNG impls, SciPy wrappers and SciPy coverage per scope."""
     owners = reg.primitive_owners()
+    scipy = scipy_entries(reg=reg)
     return {
         "plugins": [
             {
@@ -30,8 +33,19 @@ def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
                 "status": p.status,
                 "error": p.error,
                 "notes": list(p.notes),
+                "namespaces": list(p.namespaces),
+                "core": p.core,
             }
             for p in reg.plugins()
+        ],
+        "ffi_targets": [
+            {
+                "name": name,
+                "platform": platform,
+                "plugin": owned.plugin,
+                "batch_partitionable": owned.item.batch_partitionable,
+            }
+            for (name, platform), owned in reg.ffi_targets().items()
         ],
         "primitives": [
             {
@@ -54,7 +68,19 @@ def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
             }
             for name, owned in reg.rng_impls().items()
         ],
-        "scipy": [_scipy_entry(e, reg) for e in scipy_entries(reg=reg)],
+        "scipy": [_scipy_entry(e, reg) for e in scipy],
+        "scipy_coverage": [
+            {
+                "scope": c.scope,
+                "scipy_version": c.scipy_version,
+                "callables": c.callables,
+                "covered": c.covered,
+                "from_jax": c.from_jax,
+                "from_plugins": c.from_plugins,
+                "missing": list(c.missing),
+            }
+            for c in coverage(scipy)
+        ],
     }
 
 
@@ -91,13 +117,14 @@ def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], out
 def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
     _table(
         "Plugins",
-        ["name", "distribution", "version", "status", "error / notes"],
+        ["name", "distribution", "version", "status", "namespaces", "error / notes"],
         [
             [
                 p["name"],
                 p["distribution"] or "(in code)",
                 p["version"] or "",
-                p["status"],
+                p["status"] + (" (core)" if p["core"] else ""),
+                ", ".join(p["namespaces"]) or "-",
                 "; ".join(filter(None, [p["error"], *p["notes"]])),
             ]
             for p in data["plugins"]
@@ -119,6 +146,15 @@ def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
                 or "none",
             ]
             for p in data["primitives"]
+        ],
+        out,
+    )
+    _table(
+        "FFI targets",
+        ["name", "platform", "plugin", "batch-partitionable"],
+        [
+            [f["name"], f["platform"], f["plugin"], "yes" if f["batch_partitionable"] else "no"]
+            for f in data["ffi_targets"]
         ],
         out,
     )
@@ -154,18 +190,38 @@ def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
     if jax_counts:
         own = ", ".join(f"{n} in {scope}" for scope, n in sorted(jax_counts.items()))
         print(f"  and jax.scipy's own functions, status jax: {own} (see --json)\n", file=out)
+    _print_coverage(data["scipy_coverage"], out)
+
+
+def _print_coverage(scopes: Sequence[dict[str, Any]], out: TextIO) -> None:
+    versions = {c["scipy_version"] for c in scopes if c["scipy_version"]}
+    print(f"SciPy coverage (SciPy {', '.join(sorted(versions)) or 'not installed'})", file=out)
+    for c in scopes:
+        if c["scipy_version"] is None:
+            print(f"  {c['scope']}: scipy.{c['scope']} is not installed", file=out)
+            continue
+        print(
+            f"  {c['scope']}: {c['covered']} of {c['callables']} "
+            f"({c['from_jax']} from jax.scipy, {c['from_plugins']} from plugins)",
+            file=out,
+        )
+    print(file=out)
 
 
 def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
-    with warnings.catch_warnings():
-        # Broken plugins are shown in the listing itself.
-        warnings.simplefilter("ignore")
-        data = listing(registry())
+    reg = registry()
+    # Broken plugins are shown in the listing itself, under JEXT_STRICT=1 too.
+    with reg.unreported():
+        data = listing(reg)
     if args.json:
         json.dump(data, out, indent=2)
         print(file=out)
     else:
         _print_listing(data, out)
+    failed = [p["name"] for p in data["plugins"] if p["status"] == "error"]
+    if failed and env_flag(os.environ.get(ENV_STRICT)):
+        print(f"jext list: {ENV_STRICT}=1 and plugin(s) failed to load: {failed}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -9,7 +9,8 @@ import threading
 import traceback
 import types
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import Distribution, EntryPoint, PackageNotFoundError, distribution
 from importlib.metadata import entry_points as _entry_points
@@ -50,6 +51,7 @@ __all__ = [
     "Registry",
     "close_matches",
     "default_namespace",
+    "env_flag",
     "get_primitive",
     "load_plugins",
     "plugins",
@@ -230,7 +232,8 @@ def _env_names(value: str | None) -> frozenset[str] | None:
     return frozenset(n.strip() for n in value.split(",") if n.strip())
 
 
-def _env_flag(value: str | None) -> bool:
+def env_flag(value: str | None) -> bool:
+    """Whether an environment switch's ``value`` turns it on (unset, ``0``, ``no``: off)."""
     return value is not None and value.strip().lower() not in ("", "0", "false", "no")
 
 
@@ -248,7 +251,7 @@ def _jext_distribution() -> Distribution | None:
 def rng_native_wanted() -> bool:
     """False where ``JEXT_RNG_NATIVE`` is 0 (read on each call, so also at lowering time)."""
     value = os.environ.get(ENV_RNG_NATIVE, "").strip()
-    return not value or _env_flag(value)
+    return not value or env_flag(value)
 
 
 def _optional_core_plugin(name: str, module: str, dist_name: str) -> _Plugin | None:
@@ -391,6 +394,7 @@ class Registry:
         self._problems: list[str] = []
         self._causes: list[BaseException | None] = []  # the exception behind each problem
         self._delivered = 0  # problems warned about (a warning turned error is not delivered)
+        self._unreported = threading.local()  # .on: this thread reads without reporting
         # One phase per hook, in the order the hookspecs document; a new hook is one line.
         self._phases = [
             _Phase("jext_register_primitives", PrimitiveRegistrar, self._commit_primitives),
@@ -414,8 +418,23 @@ class Registry:
         """
         if not self._loaded:
             self._load_once()
-        if report and not self._loading:
+        if report and not self._loading and not getattr(self._unreported, "on", False):
             self._report()
+
+    @contextmanager
+    def unreported(self) -> Iterator[None]:
+        """Read the registry on this thread without reporting failed plugins.
+
+        For a reader that shows failures itself (``jext list``): within the block no call
+        warns or, with ``JEXT_STRICT=1``, raises; failures stay undelivered, so the next
+        reader outside it still reports them.
+        """
+        previous = getattr(self._unreported, "on", False)
+        self._unreported.on = True
+        try:
+            yield
+        finally:
+            self._unreported.on = previous
 
     def _ensure_loaded(self) -> None:
         """Load without reporting: for the readers that report failures themselves."""
@@ -521,7 +540,7 @@ class Registry:
             self._add_problem(line, None)
         only = _env_names(os.environ.get(ENV_PLUGINS))
         blocked = _env_names(os.environ.get(ENV_DISABLE_PLUGINS)) or frozenset()
-        autoload = not _env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD))
+        autoload = not env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD))
         for ep in found.plugins:
             known = self._plugins.get(ep.name)
             if known is not None:
@@ -689,7 +708,7 @@ class Registry:
     def _report(self) -> None:
         if not self._problems:
             return
-        if _env_flag(os.environ.get(ENV_STRICT)):
+        if env_flag(os.environ.get(ENV_STRICT)):
             cause = next((c for c in self._causes if c is not None), None)
             raise PluginError("\n".join(self._problems)) from cause
         with self._lock:

@@ -105,3 +105,49 @@ def test_gpu_rule_covers_cuda_and_rocm_and_specific_wins() -> None:
         "rocm": "test_gpu_rule_covers_cuda_and_rocm_and_specific_wins.<locals>.rocm_rule",
         "tpu": "reference",
     }
+
+
+def _disagreeing(name: str, *, dtype: bool) -> jext.Primitive[..., jax.Array]:
+    """A primitive whose abstract eval disagrees with its reference in dtype or shape."""
+
+    @jext.primitive(f"lowering_test.{name}")
+    def prim(x: jax.Array, /) -> jax.Array:
+        return x * 2
+
+    @prim.def_abstract_eval
+    def _(x: jax.ShapeDtypeStruct, /) -> jax.ShapeDtypeStruct:
+        if dtype:
+            return jax.ShapeDtypeStruct(x.shape, jnp.int32)
+        return jax.ShapeDtypeStruct((x.shape[0] + 1,), x.dtype)
+
+    return prim
+
+
+@pytest.mark.parametrize(
+    ("dtype", "want"), [(True, "int32[3]"), (False, "float32[4]")], ids=["dtype", "shape"]
+)
+def test_abstract_eval_disagreeing_with_the_reference_is_a_rule_error(
+    dtype: bool, want: str
+) -> None:
+    # Was a raw MLIR verifier error ("type of return operand 0 ... doesn't match").
+    prim = _disagreeing(f"mismatch_{want[:3]}", dtype=dtype)
+    x = jnp.ones(3, jnp.float32)
+    for run in (jax.jit(prim), prim):  # under jit, and eagerly (the lowering compiled)
+        with pytest.raises(jext.RuleError) as info:
+            run(x)
+        message = str(info.value)
+        assert f"'lowering_test.mismatch_{want[:3]}'" in message and "the reference" in message
+        assert "float32[3]" in message and want in message
+
+
+def test_impl_disagreeing_with_the_abstract_eval_is_a_rule_error() -> None:
+    @jext.primitive("lowering_test.impl_mismatch")
+    def prim(x: jax.Array, /) -> jax.Array:
+        return x * 2
+
+    @prim.def_impl
+    def _(x: jax.Array, /) -> jax.Array:
+        return (x * 2).astype(jnp.float16)
+
+    with pytest.raises(jext.RuleError, match=r"the impl of .*float16\[3\].*float32\[3\]"):
+        prim(jnp.ones(3, jnp.float32))

@@ -365,7 +365,14 @@ def test_cli_lists_broken_plugins_and_exits_zero(catalog_site: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"plugins", "primitives", "rng_impls", "scipy"}
+    assert set(data) == {
+        "plugins",
+        "primitives",
+        "ffi_targets",
+        "rng_impls",
+        "scipy",
+        "scipy_coverage",
+    }
     plugins = {p["name"]: p for p in data["plugins"]}
     assert plugins["fault-import"]["status"] == "error"
     assert set(plugins["fault-import"]) >= {"name", "distribution", "version", "status", "error"}
@@ -375,6 +382,16 @@ def test_cli_lists_broken_plugins_and_exits_zero(catalog_site: Path) -> None:
     table = run_python("from jext._cli import main; raise SystemExit(main(['list']))", catalog_site)
     assert table.returncode == 0
     assert "fault-import" in table.stdout and "import failed: ImportError" in table.stdout
+    # JEXT_STRICT=1: the same listing, failures included, then exit status 1 (it once died
+    # with a PluginError traceback before printing anything).
+    strict = run_python(
+        "from jext._cli import main; raise SystemExit(main(['list']))",
+        catalog_site,
+        JEXT_STRICT="1",
+    )
+    assert strict.returncode == 1 and "Traceback" not in strict.stderr, strict.stderr
+    assert "import failed: ImportError" in strict.stdout and "Primitives" in strict.stdout
+    assert "fault-import" in strict.stderr
 
 
 # --- namespaces (issue 12: a plugin could take another plugin's names) ----------------------

@@ -64,6 +64,35 @@ def test_wrong_derivative_fails_gradients() -> None:
     assert st == "fail" and "d/d(argument 0)" in message
 
 
+@jax.custom_jvp
+def powm1_wrong_in_p(x: jax.Array, p: jax.Array) -> jax.Array:
+    return jnp.expm1(p * jnp.log(x))
+
+
+@powm1_wrong_in_p.defjvp
+def _powm1_jvp(primals: Any, tangents: Any) -> tuple[jax.Array, jax.Array]:
+    (x, p), (tx, tp) = primals, tangents
+    power = jnp.exp(p * jnp.log(x))
+    # Right in x; twice the derivative in p.
+    return power - 1, power * p / x * tx + 2 * power * jnp.log(x) * tp
+
+
+def test_wrong_derivative_in_a_second_argument_fails_gradients() -> None:
+    # The derivatives of every argument come from one reverse pass: each is still checked.
+    wrapper = ScipyWrapper(
+        scope="special",
+        name="powm1",
+        mirrors="scipy.special.powm1",
+        function=powm1_wrong_in_p,
+        domains=(Domain(((0.5, 3.0), (-2.0, 2.0))),),
+        tolerances={"float32": (1e-4, 1e-6), "float64": (1e-11, 1e-14)},
+        differentiable=(0, 1),
+    )
+    st, message = status(wrapper, "gradients")
+    assert st == "fail" and "d/d(argument 1)" in message, message
+    assert "d/d(argument 0)" not in message
+
+
 def test_shape_dependent_function_fails_jit_vmap() -> None:
     wrapper = erf_wrapper(lambda x: jsp.erf(x) * (1.0 + 1e-3 * jnp.ndim(x)))
     st, message = status(wrapper, "jit_vmap")

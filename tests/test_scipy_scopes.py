@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import io
 import json
+import re
 import subprocess
 import sys
 import types
@@ -13,9 +15,11 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
+import scipy.special
 
 import jext
 import jext.scipy
+from jext._cli import _print_listing
 from tests.conftest import run_python
 
 
@@ -166,3 +170,27 @@ def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
     (philox,) = [r for r in data["rng_impls"] if r["name"] == "jext.philox4x64"]
     assert philox["bit_exact_with"] == "numpy.random.Philox"
     assert philox["tag"] and philox["description"]
+    # Plugins' namespaces and which are core; FFI targets; coverage against SciPy itself.
+    plugins = {p["name"]: p for p in data["plugins"]}
+    assert plugins["jext-rng"]["core"] and plugins["jext-rng"]["namespaces"] == ["jext"]
+    assert not plugins["scipy-special"]["core"]
+    assert "scipy_special" in plugins["scipy-special"]["namespaces"]
+    targets = {(t["name"], t["platform"]): t for t in data["ffi_targets"]}
+    assert targets[("jext_native_rms_norm", "cpu")]["plugin"] == "example-native"
+    assert targets[("jext_native_rms_norm", "cpu")]["batch_partitionable"] is True
+    special = {c["scope"]: c for c in data["scipy_coverage"]}["special"]
+    public = {n for n in scipy.special.__all__ if callable(getattr(scipy.special, n))}
+    assert special["callables"] == len(public) and special["scipy_version"] == scipy.__version__
+    provided = {s["name"] for s in data["scipy"] if s["scope"] == "special"}
+    assert special["covered"] == len(provided & public)
+    assert special["covered"] == special["from_jax"] + special["from_plugins"]
+    assert special["from_plugins"] > 0 and "ellipk" not in special["missing"]
+    assert sorted(special["missing"]) == sorted(public - provided)
+    # The table `jext list` prints from the same data.
+    text = io.StringIO()
+    _print_listing(data, text)
+    assert re.search(
+        r"^  special: \d+ of \d+ \(\d+ from jax\.scipy, \d+ from plugins\)$", text.getvalue(), re.M
+    )
+    assert re.search(r"^  jext-rng .*loaded \(core\)\s+jext\s*$", text.getvalue(), re.M)
+    assert re.search(r"^  jext_native_softplus\s+cuda\s+example-native", text.getvalue(), re.M)

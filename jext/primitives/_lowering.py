@@ -227,7 +227,12 @@ def _per_example_function(
     if entry.rule is None:
 
         def reference(*args: Any) -> list[Any]:
-            closed, _ = trace_reference(core, plain, [_jax.typeof(a) for a in args])
+            avals = [_jax.typeof(a) for a in args]
+            closed, _ = trace_reference(core, plain, avals)
+            if core.rules.abstract_eval is not None:
+                # Else XLA's verifier would reject the module with a raw MLIR error.
+                want, _ = base_abstract_eval(core, plain, avals)
+                _check_types(core, "reference", platform, closed.out_avals, want)
             return _jax.eval_jaxpr(closed, *args)
 
         return reference
@@ -240,17 +245,27 @@ def _per_example_function(
         want, tree = base_abstract_eval(core, plain, avals)
         result = rule(*jax.tree_util.tree_unflatten(form.in_tree, args), params=form.params)
         outs = core.flatten_results("lowering", result, tree)
-        for i, (out, aval) in enumerate(zip(outs, want, strict=True)):
-            got = _jax.typeof(out)
-            if got.shape != aval.shape or got.dtype != aval.dtype:
-                raise RuleError(
-                    f"lowering rule {entry.label!r} of primitive {core.name!r} (platform "
-                    f"{platform or 'any'}) returned {_jax.aval_str(got)} for result {i}, but "
-                    f"abstract evaluation gives {_jax.aval_str(aval)}"
-                )
+        got = [_jax.typeof(out) for out in outs]
+        _check_types(core, f"lowering rule {entry.label!r}", platform, got, want)
         return outs
 
     return traceable
+
+
+def _check_types(
+    core: Core, what: str, platform: str | None, got: Sequence[Any], want: Sequence[Any]
+) -> None:
+    """RuleError unless each result's shape and dtype are the abstract evaluation's."""
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            where = (
+                "eagerly" if platform == "eager" else f"lowering for {platform or 'any platform'}"
+            )
+            raise RuleError(
+                f"the {what} of primitive {core.name!r} returned {_jax.aval_str(g)} for "
+                f"result {i} ({where}), but its abstract evaluation gives "
+                f"{_jax.aval_str(w)}: make the abstract_eval rule and the {what} agree"
+            )
 
 
 def rule_as_function(core: Core, entry: LoweringEntry) -> Callable[..., Any]:
@@ -291,7 +306,9 @@ def impl(core: Core, args: Sequence[Any], bind_params: dict[str, Any]) -> list[A
 
     def one(*xs: Any) -> list[Any]:
         result = user(*jax.tree_util.tree_unflatten(form.in_tree, xs), params=form.params)
-        return core.flatten_results("impl", result, tree)
+        outs = core.flatten_results("impl", result, tree)
+        _check_types(core, "impl", "eager", [_jax.typeof(o) for o in outs], avals)
+        return outs
 
     outs = run_over_levels(one, form.levels, args, batched_avals(avals, form.levels))
     if form.linearize is None:

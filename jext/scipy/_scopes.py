@@ -23,13 +23,16 @@ __all__ = [
     "EntryStatus",
     "ScipyConflictError",
     "ScipyFunction",
+    "ScopeCoverage",
     "ScopeEntry",
+    "coverage",
     "entries",
     "in_jax",
     "jax_names",
     "lookup",
     "module_dir",
     "module_getattr",
+    "scipy_callables",
     "scope_module",
 ]
 
@@ -190,6 +193,72 @@ def entries(scope: str | None = None, *, reg: Registry | None = None) -> list[Sc
                 out.append(ScopeEntry(s, name, "replacement", providers, wrapper.mirrors, note))
             else:
                 out.append(ScopeEntry(s, name, "plugin", providers, wrapper.mirrors))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeCoverage:
+    """How many of ``scipy.<scope>``'s public callables ``jext.scipy.<scope>`` provides."""
+
+    scope: str
+    scipy_version: str | None  # None: SciPy (or this module of it) is not installed
+    callables: int  # the names in scipy.<scope>.__all__ that are callable
+    from_jax: int  # covered by jax.scipy's own functions
+    from_plugins: int  # covered by plugins (replacements of jax.scipy's included)
+    missing: tuple[str, ...]
+
+    @property
+    def covered(self) -> int:
+        return self.from_jax + self.from_plugins
+
+
+def scipy_callables(scope: str) -> tuple[str | None, list[str]]:
+    """SciPy's version and ``scipy.<scope>``'s public callables (``None, []`` without it)."""
+    try:
+        scipy = importlib.import_module("scipy")
+        module = importlib.import_module(f"scipy.{scope}")
+    except ImportError:
+        return None, []
+    # A set: SciPy 1.17's special.__all__ lists gammaln twice (359 entries, 358 names).
+    names = set(getattr(module, "__all__", None) or [n for n in dir(module) if n[:1] != "_"])
+    public = [
+        n
+        for n in names
+        if callable(getattr(module, n, None))
+        and not isinstance(getattr(module, n), types.ModuleType)
+    ]
+    return str(scipy.__version__), sorted(public)
+
+
+def coverage(listed: Sequence[ScopeEntry]) -> list[ScopeCoverage]:
+    """Per scope of ``listed`` (see :func:`entries`), the SciPy callables it provides.
+
+    A name counts when the scope has it, or for a distribution (``stats.gamma``) when the
+    scope has any of its methods (``gamma.ppf``); a name two plugins provide with neither
+    chosen (a conflict) does not count.
+    """
+    by_scope: dict[str, dict[str, str]] = {}
+    for e in listed:
+        if e.status != "conflict":
+            head = e.name.partition(".")[0]
+            kinds = by_scope.setdefault(e.scope, {})
+            # A plugin's method of a distribution jax.scipy has still leaves it jax's.
+            if kinds.get(head) != "jax":
+                kinds[head] = "jax" if e.status == "jax" else "plugins"
+    out = []
+    for scope, kinds in sorted(by_scope.items()):
+        version, public = scipy_callables(scope)
+        have = [n for n in public if n in kinds]
+        out.append(
+            ScopeCoverage(
+                scope,
+                version,
+                len(public),
+                sum(1 for n in have if kinds[n] == "jax"),
+                sum(1 for n in have if kinds[n] == "plugins"),
+                tuple(n for n in public if n not in kinds),
+            )
+        )
     return out
 
 

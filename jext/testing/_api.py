@@ -6,7 +6,7 @@ import difflib
 import fnmatch
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from jext._errors import UnknownNameError
@@ -14,9 +14,14 @@ from jext._registry import Owned, PluginInfo, Registry, close_matches, registry
 from jext.lowering import ALL_PLATFORMS
 from jext.primitives import Primitive
 from jext.random._impl import RngImpl
-from jext.testing._checks import PRIMITIVE_CHECKS, SELECTABLE_CHECKS, check_report
+from jext.testing._checks import (
+    PRIMITIVE_CHECKS,
+    SELECTABLE_CHECKS,
+    check_report,
+    submit_report,
+)
 from jext.testing._report import CheckResult, PrimitiveReport
-from jext.testing._rng_checks import RNG_CHECKS, rng_report
+from jext.testing._rng_checks import RNG_CHECKS, submit_rng_report
 from jext.testing._scipy_checks import SCIPY_CHECKS, scipy_report, start_session
 from jext.testing._sharding_check import SHARDING_CHECK, start_sharding_session
 
@@ -133,21 +138,19 @@ def run_checks(
         if p.status == "error"
     ]
     with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="jext-check") as pool:
-        # Items are independent and their time is mostly XLA compilation, which runs
-        # without the GIL: primitives and RNG impls are checked on the pool, and the SciPy
-        # wrappers' shared programs compile there too.  SciPy reports are made here, in
-        # order, as they wait on their programs (a pool task waiting on the pool could
-        # deadlock).  Reports keep the order of the registry.
-        pending = _submit_primitives_and_rngs(
-            pool, reg, owners, rngs, wanted, chosen, platforms, progress
-        )
+        # Checks are independent and their time is mostly XLA compilation, which runs
+        # without the GIL: every check of a primitive or RNG impl is a task on the pool,
+        # and the SciPy wrappers' shared programs compile there too.  Reports are made
+        # here, in order, as they wait on their tasks (a pool task waiting on the pool
+        # could deadlock).  Reports keep the order of the registry.
+        pending = _submit_primitives_and_rngs(pool, reg, owners, rngs, wanted, chosen, platforms)
         scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
         sessions = {
             name: start_session(owned.item, pool)
             for name, owned in wrappers.items()
             if name in wanted and scipy_checks
         }
-        reports += [future.result() for future in pending]
+        reports += [finish(progress) for finish in pending]
         for name, session in sessions.items():
             owned = wrappers[name]
             reports.append(
@@ -175,35 +178,29 @@ def _submit_primitives_and_rngs(
     wanted: set[str],
     chosen: Sequence[str],
     platforms: Sequence[str],
-    progress: Callable[[str, CheckResult], None] | None,
-) -> list[Future[PrimitiveReport]]:
-    pending: list[Future[PrimitiveReport]] = []
+) -> list[Callable[[Callable[[str, CheckResult], None] | None], PrimitiveReport]]:
+    """Start every check of the wanted primitives and RNG impls on ``pool``, each check its
+    own task; the functions returned wait for an item's checks and make its report."""
+    pending = []
     prim_checks = [c for c in chosen if c in SELECTABLE_CHECKS]
     if SHARDING_CHECK in prim_checks:  # one subprocess for all, beside the other checks
         start_sharding_session([reg.get_primitive(n) for n in owners if n in wanted])
     for name, plugin in owners.items():
         if name in wanted and prim_checks:
             pending.append(
-                pool.submit(
-                    check_report,
+                submit_report(
                     reg.get_primitive(name),
+                    pool,
                     checks=prim_checks,
                     platforms=platforms,
                     plugin=plugin,
-                    progress=progress,
                 )
             )
     rng_checks = [c for c in chosen if c in RNG_CHECKS]
     for name, owned in rngs.items():
         if name in wanted and rng_checks:
             pending.append(
-                pool.submit(
-                    rng_report,
-                    owned.item,
-                    checks=rng_checks,
-                    plugin=owned.plugin,
-                    progress=progress,
-                )
+                submit_rng_report(owned.item, pool, checks=rng_checks, plugin=owned.plugin)
             )
     return pending
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -28,7 +29,7 @@ from jext.testing._report import (
 )
 from jext.testing._sharding_check import SHARDING_CHECK, sharding_result
 
-__all__ = ["PRIMITIVE_CHECKS", "SELECTABLE_CHECKS", "check_report"]
+__all__ = ["PRIMITIVE_CHECKS", "SELECTABLE_CHECKS", "check_report", "submit_report"]
 
 PRIMITIVE_CHECKS: Final = (
     "abstract_eval",
@@ -101,7 +102,8 @@ def _random_like(rng: np.random.Generator, x: Any) -> Any:
     values = rng.standard_normal(shape)
     if jnp.issubdtype(dtype, jnp.complexfloating):
         values = values + 1j * rng.standard_normal(shape)
-    return jnp.asarray(values, dtype=dtype)
+    # NumPy, not jnp: each eager jnp operation would compile a program of its own.
+    return np.asarray(values).astype(dtype)
 
 
 def _tolerance(dtype: Any, table: dict[np.dtype[Any], tuple[float, float]]) -> tuple[float, float]:
@@ -175,7 +177,7 @@ def _cast(x: Any, dtype: Any) -> Any:
         return x
     complex_ = jnp.issubdtype(jnp.result_type(x), jnp.complexfloating)
     target = jnp.result_type(dtype, jnp.complex64) if complex_ else dtype
-    return jnp.asarray(x, dtype=target)
+    return np.asarray(x).astype(target)  # in NumPy: an eager conversion compiles a program
 
 
 # --- the checks ------------------------------------------------------------------------------
@@ -385,8 +387,13 @@ def _jacrev_vs_jacfwd(case: _Case) -> float:
         raise CheckSkipped("jacrev vs jacfwd needs real operands")
     argnums = tuple(range(len(active)))
     args = [leaves[i] for i in active]
-    fwd = jax.jit(jax.jacfwd(real_out, argnums=argnums))(*args)
-    rev = jax.jit(jax.jacrev(real_out, argnums=argnums))(*args)
+
+    def both(*args: Any) -> tuple[Any, Any]:  # one program to compile, not two
+        return jax.jacfwd(real_out, argnums=argnums)(*args), jax.jacrev(real_out, argnums=argnums)(
+            *args
+        )
+
+    fwd, rev = jax.jit(both)(*args)
     return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
 
 
@@ -488,7 +495,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
        - a raw MLIR rule of a platform with no backend is exported only (noted).
     3. The CPU export's values equal the reference's.
     """
-    _check_exports(case, platforms)
+    exported = _check_exports(case, platforms)
     reference = _reference_flat(case)
     want = jax.jit(reference)(*case.leaves)
     worst = 0.0
@@ -515,7 +522,6 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
                 "exported, not run"
             )
     if "cpu" in platforms:
-        exported = export_for(case.call_flat, *case.leaves, platforms=platforms)
         got = tree_util.tree_unflatten(
             tree_util.tree_structure(want), tree_util.tree_leaves(exported.call(*case.leaves))
         )
@@ -523,10 +529,10 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     return worst
 
 
-def _check_exports(case: _Case, platforms: Sequence[str]) -> None:
+def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
+    """The function exported for every platform, or CheckFailure naming those that fail."""
     try:
-        export_for(case.call_flat, *case.leaves, platforms=platforms)
-        return
+        return export_for(case.call_flat, *case.leaves, platforms=platforms)
     except Exception:  # find out which platforms fail, one at a time
         pass
     missing: dict[str, str] = {}
@@ -547,7 +553,7 @@ def _check_exports(case: _Case, platforms: Sequence[str]) -> None:
         what = "no lowering" if no_rule else "lowering failed"
         raise CheckFailure(f"{what} for {sorted(missing)} ({detail})")
     # Each platform alone exports but not all together: that is the failure to report.
-    export_for(case.call_flat, *case.leaves, platforms=platforms)
+    return export_for(case.call_flat, *case.leaves, platforms=platforms)
 
 
 def _rule_tol(dtype: Any) -> tuple[float, float]:
@@ -743,18 +749,52 @@ def check_report(
     platforms: Sequence[str] = ALL_PLATFORMS,
     plugin: str | None = None,
     progress: Callable[[str, CheckResult], None] | None = None,
+    pool: Executor | None = None,
 ) -> PrimitiveReport:
-    """Run ``checks`` on ``prim`` and collect the results (never raises for a failed check)."""
+    """Run ``checks`` on ``prim`` and collect the results (never raises for a failed check).
+
+    With ``pool``, the checks run on it side by side (see :func:`submit_report`).
+    """
+    return submit_report(prim, pool, checks=checks, platforms=platforms, plugin=plugin)(progress)
+
+
+def submit_report(
+    prim: Primitive[..., Any],
+    pool: Executor | None,
+    *,
+    checks: Sequence[str] = PRIMITIVE_CHECKS,
+    platforms: Sequence[str] = ALL_PLATFORMS,
+    plugin: str | None = None,
+) -> Callable[[Callable[[str, CheckResult], None] | None], PrimitiveReport]:
+    """Start ``checks`` on ``pool`` (each its own task; inline without a pool) and return
+    the function that waits for them and makes the report, calling ``progress`` in order.
+
+    The checks of one primitive are independent and their time is mostly XLA compilation,
+    which runs without the GIL: on a pool they compile side by side.  Call the returned
+    function outside the pool (a pool task waiting on the pool could deadlock).
+    """
     try:
         examples = prim.examples()
     except Exception as err:
         result = CheckResult("examples", "fail", f"raised {describe_error(err)}")
-        return PrimitiveReport(prim.name, "primitive", (result,), plugin)
-    results = []
-    for check in checks:
-        result = run_check(prim, check, examples, platforms=platforms)
-        if progress is not None:
-            progress(prim.name, result)
-        results.append(result)
-    details = {"platforms": prim.lowering_platforms(), "rules": prim.rule_sources()}
-    return PrimitiveReport(prim.name, "primitive", tuple(results), plugin, details)
+        failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
+        return lambda progress: failed
+
+    def run(check: str) -> CheckResult:
+        return run_check(prim, check, examples, platforms=platforms)
+
+    pending: list[Future[CheckResult]] = []
+    if pool is not None:
+        pending = [pool.submit(run, check) for check in checks]
+
+    def finish(progress: Callable[[str, CheckResult], None] | None) -> PrimitiveReport:
+        results = []
+        for n, check in enumerate(checks):
+            result = pending[n].result() if pending else run(check)
+            if progress is not None:
+                progress(prim.name, result)
+            results.append(result)
+        details = {"platforms": prim.lowering_platforms(), "rules": prim.rule_sources()}
+        return PrimitiveReport(prim.name, "primitive", tuple(results), plugin, details)
+
+    return finish

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from typing import Any, Final
 
 import jax
@@ -19,7 +20,7 @@ from jext.testing._report import (
     guarded,
 )
 
-__all__ = ["RNG_CHECKS", "rng_report", "run_rng_check"]
+__all__ = ["RNG_CHECKS", "rng_report", "run_rng_check", "submit_rng_report"]
 
 RNG_CHECKS: Final = (
     "conventions",
@@ -36,6 +37,8 @@ _SAMPLES: Final = 1 << 16
 # Statistical tests fail a correct generator with probability about 1e-6 each, and the
 # inputs are fixed, so a pass is reproducible.
 _Z: Final = 4.9
+# One eager request shape for every check, so the eager program compiles once per impl.
+_EAGER_SHAPE: Final = (64,)
 
 
 def _key(impl: RngImpl, seed: int = 0) -> jax.Array:
@@ -46,8 +49,16 @@ def _data(keys: jax.Array) -> np.ndarray[Any, Any]:
     return np.asarray(jax.random.key_data(keys))
 
 
+def _bits(key: jax.Array, shape: tuple[int, ...] = _EAGER_SHAPE) -> jax.Array:
+    return jax.random.bits(key, shape)
+
+
 def check_conventions(impl: RngImpl) -> None:
-    """uint32 key data; split[i] == fold_in(i); jit, vmap over keys, scan; every distribution."""
+    """uint32 key data; split[i] == fold_in(i); jit, vmap over keys, scan; every distribution.
+
+    Each operation compiles once: references are eager calls of one shape (``fold_in`` for
+    each index, ``bits`` for each key), and the transformed forms run in one program.
+    """
     key = _key(impl, 42)
     data = _data(key)
     if data.dtype != np.uint32 or data.shape != impl.key_shape:
@@ -56,75 +67,88 @@ def check_conventions(impl: RngImpl) -> None:
         )
     split = _data(jax.random.split(key, 4))
     for i in range(4):
-        folded = _data(jax.random.fold_in(key, i))
-        if not np.array_equal(split[i], folded):
+        if not np.array_equal(split[i], _data(jax.random.fold_in(key, i))):
             raise CheckFailure(f"split(key, 4)[{i}] differs from fold_in(key, {i})")
-    eager = np.asarray(jax.random.bits(key, (8,)))
-    if not np.array_equal(np.asarray(jax.jit(lambda k: jax.random.bits(k, (8,)))(key)), eager):
-        raise CheckFailure("bits under jit differ from eager bits")
-    keys = jax.random.split(key, 3)
-    vmapped = np.asarray(jax.vmap(lambda k: jax.random.bits(k, (4,)))(keys))
-    looped = np.stack([np.asarray(jax.random.bits(k, (4,))) for k in keys])
-    if not np.array_equal(vmapped, looped):
-        raise CheckFailure("bits under vmap over keys differ from a loop over the keys")
 
     def step(k: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
         k, sub = jax.random.split(k)
-        return k, jax.random.bits(sub, (2,))
+        return k, jax.random.bits(sub, _EAGER_SHAPE)
 
-    _, scanned = jax.lax.scan(step, key, None, length=3)
-    k, want = key, []
+    def program(key: jax.Array, keys: jax.Array) -> dict[str, Any]:
+        return {
+            "bits": _bits(key),
+            "vmapped": jax.vmap(_bits)(keys),
+            "scanned": jax.lax.scan(step, key, None, length=3)[1],
+            "distributions": _every_distribution(key),
+            "widths": {w: _bits_of_width(key, w) for w in (8, 16, 32)},
+        }
+
+    keys = jax.random.split(key, 3)
+    out = jax.tree.map(np.asarray, jax.jit(program)(key, keys))
+    if not np.array_equal(out["bits"], np.asarray(_bits(key))):
+        raise CheckFailure("bits under jit differ from eager bits")
+    if not np.array_equal(out["vmapped"], np.stack([np.asarray(_bits(k)) for k in keys])):
+        raise CheckFailure("bits under vmap over keys differ from a loop over the keys")
+    k, looped = key, []
     for _ in range(3):
         k, sub = jax.random.split(k)
-        want.append(np.asarray(jax.random.bits(sub, (2,))))
-    if not np.array_equal(np.asarray(scanned), np.stack(want)):
+        looped.append(np.asarray(_bits(sub)))
+    if not np.array_equal(out["scanned"], np.stack(looped)):
         raise CheckFailure("bits under lax.scan differ from a Python loop")
-    _every_distribution(key)
-    for width in (8, 16, 32):
-        _bits_of_width(key, width)
+    _check_distributions(out["distributions"])
+    for width, bits in out["widths"].items():
+        _check_width(bits, width)
     with jax.enable_x64(True):
-        _bits_of_width(_key(impl, 42), 64)
+        _check_width(np.asarray(jax.jit(_bits_of_width, static_argnums=1)(key, 64)), 64)
 
 
-def _bits_of_width(key: jax.Array, width: int) -> None:
-    dtype = np.dtype(f"uint{width}")
-    out = jax.random.bits(key, (3, 5), dtype)
-    if out.dtype != dtype or out.shape != (3, 5):
+def _bits_of_width(key: jax.Array, width: int) -> jax.Array:
+    return jax.random.bits(key, (3, 5), np.dtype(f"uint{width}"))
+
+
+def _check_width(out: np.ndarray[Any, Any], width: int) -> None:
+    if out.dtype != np.dtype(f"uint{width}") or out.shape != (3, 5):
         raise CheckFailure(f"bits of width {width} gave {out.dtype}{list(out.shape)}")
 
 
-def _every_distribution(key: jax.Array) -> None:
+def _every_distribution(key: jax.Array) -> dict[str, jax.Array]:
     # A representative set: each draws bits in its own way.  (gamma alone would take
     # longer to compile than all of these together.)
     ks = jax.random.split(key, 10)
-    samplers: dict[str, Callable[[], jax.Array]] = {
-        "uniform": lambda: jax.random.uniform(ks[0], (16,)),
-        "normal": lambda: jax.random.normal(ks[1], (16,)),
-        "randint": lambda: jax.random.randint(ks[2], (16,), 0, 10),
-        "bernoulli": lambda: jax.random.bernoulli(ks[3], 0.3, (16,)),
-        "permutation": lambda: jax.random.permutation(ks[4], 16),
-        "gumbel": lambda: jax.random.gumbel(ks[5], (16,)),
-        "choice": lambda: jax.random.choice(ks[6], 16, (4,), replace=True),
-        "categorical": lambda: jax.random.categorical(ks[7], jnp.zeros(5), shape=(16,)),
-        "truncated_normal": lambda: jax.random.truncated_normal(ks[8], -1.0, 1.0, (16,)),
-        "exponential": lambda: jax.random.exponential(ks[9], (16,)),
+    return {
+        "uniform": jax.random.uniform(ks[0], (16,)),
+        "normal": jax.random.normal(ks[1], (16,)),
+        "randint": jax.random.randint(ks[2], (16,), 0, 10),
+        "bernoulli": jax.random.bernoulli(ks[3], 0.3, (16,)),
+        "permutation": jax.random.permutation(ks[4], 16),
+        "gumbel": jax.random.gumbel(ks[5], (16,)),
+        "choice": jax.random.choice(ks[6], 16, (4,), replace=True),
+        "categorical": jax.random.categorical(ks[7], jnp.zeros(5), shape=(16,)),
+        "truncated_normal": jax.random.truncated_normal(ks[8], -1.0, 1.0, (16,)),
+        "exponential": jax.random.exponential(ks[9], (16,)),
     }
-    outs = jax.jit(lambda: {n: s() for n, s in samplers.items()})()
+
+
+def _check_distributions(outs: dict[str, np.ndarray[Any, Any]]) -> None:
     for name, out in outs.items():
         if not np.all(np.isfinite(np.asarray(out, np.float64))):
             raise CheckFailure(f"jax.random.{name} gave non-finite values")
-    if sorted(np.asarray(outs["permutation"]).tolist()) != list(range(16)):
+    if sorted(outs["permutation"].tolist()) != list(range(16)):
         raise CheckFailure("jax.random.permutation is not a permutation")
 
 
 def check_determinism(impl: RngImpl) -> None:
     """The same key gives the same bits, again and under jit; keys from equal seeds agree."""
-    a = np.asarray(jax.random.bits(_key(impl, 7), (64,)))
-    b = np.asarray(jax.random.bits(_key(impl, 7), (64,)))
-    c = np.asarray(jax.jit(lambda k: jax.random.bits(k, (64,)))(_key(impl, 7)))
+    a = np.asarray(_bits(_key(impl, 7)))
+
+    def program(key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        # Keys made again from the seeds, inside the program, and the key passed in.
+        return _bits(_key(impl, 7)), _bits(key), _bits(_key(impl, 8))
+
+    b, c, d = (np.asarray(x) for x in jax.jit(program)(_key(impl, 7)))
     if not (np.array_equal(a, b) and np.array_equal(a, c)):
         raise CheckFailure("the same key gave different bits")
-    if np.array_equal(a, np.asarray(jax.random.bits(_key(impl, 8), (64,)))):
+    if np.array_equal(a, d):
         raise CheckFailure("seeds 7 and 8 gave the same bits")
 
 
@@ -137,8 +161,8 @@ def check_distinct_keys(impl: RngImpl) -> None:
     unique = {c.tobytes() for c in children}
     if len(unique) != len(children):
         raise CheckFailure(f"split/fold_in gave {len(children) - len(unique)} repeated keys")
-    streams = {np.asarray(jax.random.bits(k, (4,))).tobytes() for k in jax.random.split(key, 16)}
-    streams.add(np.asarray(jax.random.bits(key, (4,))).tobytes())
+    streams = {np.asarray(_bits(k)).tobytes() for k in jax.random.split(key, 16)}
+    streams.add(np.asarray(_bits(key)).tobytes())
     if len(streams) != 17:
         raise CheckFailure("distinct keys gave identical bits")
 
@@ -147,6 +171,8 @@ def check_moments(impl: RngImpl) -> None:
     """Uniform and normal samples have the right mean and variance (5 sigma)."""
     k1, k2 = jax.random.split(_key(impl, 11))
     n = _SAMPLES
+    # One long request each: the statistics cover the code a large request runs (the
+    # bundled generators unroll their rounds from 4096 blocks on).
     u = np.asarray(jax.random.uniform(k1, (n,)), np.float64)
     z = np.asarray(jax.random.normal(k2, (n,)), np.float64)
     tests = [
@@ -247,15 +273,35 @@ def run_rng_check(impl: RngImpl, check: str) -> CheckResult:
 def rng_report(
     impl: RngImpl,
     *,
-    checks: tuple[str, ...] | list[str] = RNG_CHECKS,
+    checks: Sequence[str] = RNG_CHECKS,
     plugin: str | None = None,
     progress: Callable[[str, CheckResult], None] | None = None,
 ) -> PrimitiveReport:
-    results = []
-    for check in checks:
-        result = run_rng_check(impl, check)
-        if progress is not None:
-            progress(impl.name, result)
-        results.append(result)
-    details = {"bit_exact_with": impl.bit_exact_with, "byte_stream": impl.byte_stream}
-    return PrimitiveReport(impl.name, "rng", tuple(results), plugin, details)
+    """Run ``checks`` on ``impl`` and collect the results (never raises for a failed check)."""
+    return submit_rng_report(impl, None, checks=checks, plugin=plugin)(progress)
+
+
+def submit_rng_report(
+    impl: RngImpl,
+    pool: Executor | None,
+    *,
+    checks: Sequence[str] = RNG_CHECKS,
+    plugin: str | None = None,
+) -> Callable[[Callable[[str, CheckResult], None] | None], PrimitiveReport]:
+    """Start ``checks`` on ``pool``, each its own task (inline without a pool), and return
+    the function that waits for them and makes the report (call it outside the pool)."""
+    pending: list[Future[CheckResult]] = []
+    if pool is not None:
+        pending = [pool.submit(run_rng_check, impl, check) for check in checks]
+
+    def finish(progress: Callable[[str, CheckResult], None] | None) -> PrimitiveReport:
+        results = []
+        for n, check in enumerate(checks):
+            result = pending[n].result() if pending else run_rng_check(impl, check)
+            if progress is not None:
+                progress(impl.name, result)
+            results.append(result)
+        details = {"bit_exact_with": impl.bit_exact_with, "byte_stream": impl.byte_stream}
+        return PrimitiveReport(impl.name, "rng", tuple(results), plugin, details)
+
+    return finish

@@ -262,11 +262,7 @@ class _Session:
                     "scalar": _stacked(jax.lax.map(lambda xs: f(*xs), tuple(jv))),
                 }
             if "grad" in want:
-                # jacrev: the gradient of each result where a function returns several.
-                out["grad"] = {
-                    i: _stacked(jax.vmap(jax.jacrev(f, argnums=i))(*grad_columns))
-                    for i in differentiable
-                }
+                out["grad"] = _gradients(f, grad_columns, differentiable)
             return out
 
         with jax.enable_x64(dtype == "float64"):
@@ -283,6 +279,39 @@ def _stacked(result: Any) -> Any:
     """One array per call: a function with several results (``ellipj``'s four) is checked
     as their stack, result by result along the first axis."""
     return jnp.stack(result) if isinstance(result, tuple | list) else result
+
+
+def _gradients(
+    f: Callable[..., Any], columns: Sequence[Any], differentiable: Sequence[int]
+) -> dict[int, Any]:
+    """The derivative of ``f`` in each differentiable argument at every point of ``columns``.
+
+    A SciPy function is elementwise, so its Jacobian is diagonal.  For one real result, one
+    reverse pass with unit cotangents gives every argument's derivative at every point: one
+    forward and one backward copy of ``f`` to compile, instead of one of each per argument.
+    Several results (``ellipj``) or complex ones (``hankel1``) go forward instead, one unit
+    tangent per argument over a single linearization: a reverse pass would sum the results'
+    derivatives and drop imaginary parts.
+    """
+
+    def of_differentiable(*xs: Any) -> Any:
+        full = list(columns)
+        for i, x in zip(differentiable, xs, strict=True):
+            full[i] = x
+        return f(*full)
+
+    primals = [columns[i] for i in differentiable]
+    shape = jax.eval_shape(of_differentiable, *primals)
+    if isinstance(shape, tuple | list) or jnp.issubdtype(shape.dtype, jnp.complexfloating):
+        _, tangent_of = jax.linearize(of_differentiable, *primals)
+
+        def unit(k: int) -> list[Any]:
+            return [jnp.ones_like(p) if j == k else jnp.zeros_like(p) for j, p in enumerate(primals)]
+
+        return {i: _stacked(tangent_of(*unit(k))) for k, i in enumerate(differentiable)}
+    values, pullback = jax.vjp(of_differentiable, *primals)
+    cotangents = pullback(jnp.ones_like(values))
+    return dict(zip(differentiable, cotangents, strict=True))
 
 
 def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:

@@ -12,10 +12,9 @@ from typing import Any, Final
 
 import jax
 import jax.numpy as jnp
-from jax.experimental import pallas as pl
-from jax.experimental.pallas import tpu as pltpu
-from jax.experimental.pallas import triton as pltriton
 
+# Pallas is imported when a rule is traced, not when jext loads the plugin: importing it
+# takes longer than the rest of the plugin, and every `jext` command loads every plugin.
 __all__ = ["swish_interpret", "swish_mosaic_tpu", "swish_triton"]
 
 LANES: Final = 128
@@ -37,6 +36,8 @@ def _swish(
     Block shapes are powers of two (Triton needs it) and multiples of (8, 128) (Mosaic's
     tile), so the same layout lowers for both.
     """
+    from jax.experimental import pallas as pl
+
     shape, n = x.shape, x.size
     per_block = block_rows * LANES
     padded = max(1, -(-n // per_block)) * per_block
@@ -61,6 +62,8 @@ def swish_interpret(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
 
 def swish_triton(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
     """cuda: compiled by Triton; 64 x 128 elements per program, 4 warps."""
+    from jax.experimental.pallas import triton as pltriton
+
     return _swish(
         x,
         beta,
@@ -72,6 +75,8 @@ def swish_triton(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
 
 def swish_mosaic_tpu(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
     """tpu: compiled by Mosaic; 64 x 128 blocks, a multiple of the (8, 128) tile."""
+    from jax.experimental.pallas import tpu as pltpu
+
     return _swish(
         x,
         beta,
