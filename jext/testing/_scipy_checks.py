@@ -306,7 +306,7 @@ def _gradients(
         _, tangent_of = jax.linearize(of_differentiable, *primals)
 
         def unit(k: int) -> list[Any]:
-            return [jnp.ones_like(p) if j == k else jnp.zeros_like(p) for j, p in enumerate(primals)]
+            return [(jnp.ones_like if j == k else jnp.zeros_like)(x) for j, x in enumerate(primals)]
 
         return {i: _stacked(tangent_of(*unit(k))) for k, i in enumerate(differentiable)}
     values, pullback = jax.vjp(of_differentiable, *primals)
