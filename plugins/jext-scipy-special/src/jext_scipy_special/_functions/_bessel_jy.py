@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._common import eps_of, is_double, iterate, rgamma1p_parts, rgamma1p_small
+from ._common import eps_of, is_double, iterate, partitioned, rgamma1p_parts, rgamma1p_small
 
 __all__ = ["MAX_ORDER", "cos_pi", "jy", "sin_pi"]
 
@@ -324,6 +324,17 @@ def _jy_positive(nu: jax.Array, x: jax.Array) -> Pair:
     return jnu, ynu
 
 
+#: Work classes by argument: Temme's series, then CF2 by decreasing length.
+_CLASS_EDGES = (_X_TEMME, 3.0, 5.0, 10.0, 25.0)
+
+
+def _cost_class(x: jax.Array) -> jax.Array:
+    cls = jnp.zeros(x.shape, jnp.int32)
+    for edge in _CLASS_EDGES:
+        cls = cls + (x > edge).astype(jnp.int32)
+    return cls
+
+
 def jy(v: jax.Array, x: jax.Array) -> Pair:
     """``(J_v(x), Y_v(x))`` for real ``v`` and ``x`` with SciPy's edge values (real ``jv``/``yv``)."""
     nu = jnp.abs(v)
@@ -331,7 +342,7 @@ def jy(v: jax.Array, x: jax.Array) -> Pair:
     ok = (nu <= MAX_ORDER) & (ax > 0.0) & (ax < jnp.inf)  # False for nan
     nus = jnp.where(ok, nu, 0.0)
     xs = jnp.where(ok, ax, 1.0)
-    jnu, ynu = _jy_positive(nus, xs)
+    jnu, ynu = partitioned(_jy_positive, _cost_class(xs), len(_CLASS_EDGES) + 1, nus, xs)
     nuf = jnp.where(nu <= MAX_ORDER, nu, 0.0)  # the order, also where x is 0 or inf
     s, c = sin_pi(nuf), cos_pi(nuf)
 
