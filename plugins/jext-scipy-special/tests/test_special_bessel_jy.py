@@ -37,7 +37,9 @@ def test_jext_check_passes(wrapper: ScipyWrapper) -> None:
 def test_a_wrong_complex_result_or_derivative_fails_the_checks() -> None:
     """The complex comparison catches a conjugated value, and forward-mode gradients of a
     complex result catch a wrong derivative (``hankel1``'s value with ``hankel2``'s tangent)."""
-    h1 = next(w for w in WRAPPERS if w.name == "hankel1")
+    full = next(w for w in WRAPPERS if w.name == "hankel1")
+    # One domain, float64 only: the point is the verdict, not the coverage.
+    h1 = dataclasses.replace(full, domains=full.domains[:1], dtypes=("float64",))
     conj = dataclasses.replace(h1, function=lambda v, z: jnp.conj(jy_family.hankel1(v, z)))
     assert run_scipy_check(conj, "values").status == "fail"
 
@@ -52,7 +54,6 @@ def test_a_wrong_complex_result_or_derivative_fails_the_checks() -> None:
         return wrong(v, z), derivative
 
     assert run_scipy_check(dataclasses.replace(h1, function=wrong), "gradients").status == "fail"
-    assert run_scipy_check(h1, "gradients").status == "pass"
 
 
 def test_where_scipy_is_off_these_values_hold_to_mpmath() -> None:

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ._bessel import _sinhc
 from ._common import eps_of, is_double, iterate, partitioned, rgamma1p_parts, rgamma1p_small
 
 __all__ = ["MAX_ORDER", "cos_pi", "jy", "sin_pi"]
@@ -69,14 +70,7 @@ def _temme_y(mu: jax.Array, x: jax.Array) -> Pair:
     gam1, gam2 = rgamma1p_parts(mu)
     rg_plus = gam2 - mu * gam1  # 1 / Gamma(1 + mu)
     rg_minus = gam2 + mu * gam1  # 1 / Gamma(1 - mu)
-    small = jnp.abs(sigma) < 0.5
-    ss = jnp.where(small, 1.0, sigma)
-    s2 = jnp.where(small, sigma * sigma, 0.0)
-    sinhc = jnp.where(
-        small,
-        1.0 + s2 * (1 / 6 + s2 * (1 / 120 + s2 * (1 / 5040 + s2 * (1 / 362880 + s2 / 39916800)))),
-        jnp.sinh(ss) / ss,
-    )
+    sinhc = _sinhc(sigma)
     fact = 1.0 / jnp.sinc(mu)  # pi mu / sin(pi mu)
     ff = (2.0 / math.pi) * fact * (gam1 * jnp.cosh(sigma) + gam2 * sinhc * lx)
     e = jnp.exp(sigma)
@@ -169,10 +163,9 @@ def _hankel_cf2(mu: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.
     # H0 = amp e^{i theta} / s
     h0r = amp * (er * sr + ei * si) / den
     h0i = amp * (ei * sr - er * si) / den
-    # ratio = (mu + 1/2 + z - a1 h) / z with z = -ix: (u + i w) / (-ix) = (-w + i u) / x ... times -i
+    # H1_{mu+1} = -i H1_mu u / z with u = mu + 1/2 + z - a1 h and z = -ix: -i u / z = u / x.
     ur = mu + 0.5 - a1 * hr
     ui = -x - a1 * hi
-    # -i (u / z) = -i (u / (-ix)) = u / x
     rr, ri = ur / x, ui / x
     h1r = h0r * rr - h0i * ri
     h1i = h0r * ri + h0i * rr
@@ -191,7 +184,8 @@ def _series_sum(nu: jax.Array, x: jax.Array) -> jax.Array:
         return t, total + t
 
     one = jnp.ones_like(x)
-    return lax.fori_loop(1, nterms + 1, body, (one, one))[1]
+    total: jax.Array = lax.fori_loop(1, nterms + 1, body, (one, one))[1]
+    return total
 
 
 def _forward(
@@ -223,7 +217,7 @@ def _forward(
         return st[0] <= nmax
 
     stopped = ~jnp.isfinite(y1) & (n > 0)
-    init = (jnp.asarray(1.0, x.dtype), y0, y1, j0, j1, lead, stopped)
+    init: tuple[jax.Array, ...] = (jnp.asarray(1.0, x.dtype), y0, y1, j0, j1, lead, stopped)
     _, ya, yb, ja, _, ld, stopped = lax.while_loop(cond, body, init)
     # An overflow stopped Y before order nu: yb holds the infinity of Y_nu's sign.
     return jnp.where(stopped, yb, ya), ja, ld
@@ -251,7 +245,7 @@ def _cf1_ratio(nu: jax.Array, x: jax.Array) -> jax.Array:
         return jnp.abs(st[3] - 1.0) <= eps
 
     b1 = (nu + 1.0) * rx
-    init = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
+    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
     return iterate(step, init, converged, _CF_CAP, x.dtype, unroll=1)[2]
 
 
@@ -276,7 +270,7 @@ def _backward_j(
     def cond(st: tuple[jax.Array, ...]) -> jax.Array:
         return jnp.any(st[0] >= 1.0)
 
-    init = (n, jnp.ones_like(x), 1.0 / ratio, jnp.zeros_like(x))
+    init: tuple[jax.Array, ...] = (n, jnp.ones_like(x), 1.0 / ratio, jnp.zeros_like(x))
     _, lo, hi, m = lax.while_loop(cond, body, init)
     wr = hi * y0 - lo * y1
     scale = (2.0 / (math.pi * x)) / wr
@@ -336,7 +330,8 @@ def _cost_class(x: jax.Array) -> jax.Array:
 
 
 def jy(v: jax.Array, x: jax.Array) -> Pair:
-    """``(J_v(x), Y_v(x))`` for real ``v`` and ``x`` with SciPy's edge values (real ``jv``/``yv``)."""
+    """``(J_v(x), Y_v(x))`` for real ``v`` and ``x``, with the edge values of SciPy's real
+    ``jv`` and ``yv``."""
     nu = jnp.abs(v)
     ax = jnp.abs(x)
     ok = (nu <= MAX_ORDER) & (ax > 0.0) & (ax < jnp.inf)  # False for nan

@@ -243,7 +243,7 @@ def _declare(name: str, fn: Any, domains: tuple[Domain, ...], **options: Any) ->
     return special_wrapper(name, fn, domains, **options)
 
 
-_EDGES = (EdgeCase((-1.5, 0.0)), EdgeCase((-0.5, 0.0)), EdgeCase((-2.0, 0.0)), EdgeCase((3.0, -2.0)))
+_EDGES = tuple(EdgeCase(p) for p in ((-1.5, 0.0), (-0.5, 0.0), (-2.0, 0.0), (3.0, -2.0)))
 
 WRAPPERS: tuple[ScipyWrapper, ...] = (
     _declare("jv", jv, (_ORDERS, _SMALL_X), edge_cases=_EDGES),
