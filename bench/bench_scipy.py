@@ -199,6 +199,33 @@ def _poly_misc_inputs(rng: np.random.Generator) -> dict[str, Case]:
     return cases
 
 
+def _bessel_jy_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """Bessel functions of real order and Hankel functions (``_bessel_jy_family.py``)."""
+    from jext_scipy_special._functions import _bessel_jy_family as jy
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    orders, xs = u(-30.0, 30.0), u(1e-3, 60.0)
+    ints = np.round(orders)
+    return {
+        "jv": (jy.jv, sc.jv, (orders, xs)),
+        "jve": (jy.jve, sc.jve, (orders, xs)),
+        "yv": (jy.yv, sc.yv, (orders, xs)),
+        "yve": (jy.yve, sc.yve, (orders, xs)),
+        "j0": (jy.j0, sc.j0, (u(-200.0, 200.0),)),
+        "j1": (jy.j1, sc.j1, (u(-200.0, 200.0),)),
+        "y0": (jy.y0, sc.y0, (u(1e-3, 200.0),)),
+        "y1": (jy.y1, sc.y1, (u(1e-3, 200.0),)),
+        "jn": (jy.jn, lambda n, x: sc.jn(n.astype(int), x), (ints, xs)),
+        "yn": (jy.yn, lambda n, x: sc.yn(n.astype(int), x), (ints, xs)),
+        "hankel1": (jy.hankel1, sc.hankel1, (orders, xs)),
+        "hankel1e": (jy.hankel1e, sc.hankel1e, (orders, xs)),
+        "hankel2": (jy.hankel2, sc.hankel2, (orders, xs)),
+        "hankel2e": (jy.hankel2e, sc.hankel2e, (orders, xs)),
+    }
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -231,6 +258,7 @@ def main() -> int:
     cases = (
         _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng) | _poly_misc_inputs(rng)
     )
+    cases |= _bessel_jy_inputs(rng)
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
             continue

@@ -69,20 +69,25 @@ def _sample(rng: np.random.Generator, domain: Domain, n: int, *, shrink: float =
 def _in_dtype(values: Any, dtype: str) -> Any:
     """SciPy's float64 answer as ``dtype`` represents it (beyond its range: inf or 0)."""
     values = np.asarray(values)
-    return values if np.iscomplexobj(values) else values.astype(dtype).astype(np.float64)
+    if np.iscomplexobj(values):  # complex results (hankel1): complex64 for float32
+        return values.astype(np.result_type(dtype, np.complex64)).astype(np.complex128)
+    return values.astype(dtype).astype(np.float64)
 
 
 def _compare(
     got: Any, want: Any, rtol: float, atol: float, what: str, points: Sequence[Any]
 ) -> float:
     """Largest relative error; CheckFailure naming the worst point if over tolerance."""
-    got = np.asarray(got, np.float64)
     want = np.asarray(want)
-    if np.iscomplexobj(want):
+    if np.iscomplexobj(want) != np.iscomplexobj(np.asarray(got)):
         raise CheckFailure(
-            f"{what}: the oracle returned complex values; give the wrapper an oracle"
+            f"{what}: the wrapper and the oracle disagree on complex results; "
+            "give the wrapper an oracle of its kind"
         )
-    want = want.astype(np.float64)
+    # Complex results are compared by the modulus of the difference.
+    kind = np.complex128 if np.iscomplexobj(want) else np.float64
+    got = np.asarray(got, kind)
+    want = want.astype(kind)
     got, want = np.broadcast_arrays(got, want)
     same_kind = (np.isnan(got) & np.isnan(want)) | (np.isinf(want) & (got == want))
     finite = np.isfinite(want) & ~same_kind

@@ -61,6 +61,8 @@ def _fn(wrapper: ScipyWrapper) -> Any:
 def _bits(values: Any) -> np.ndarray:
     out = np.asarray(values)
     out = np.stack(out) if isinstance(values, tuple) else out
+    if np.iscomplexobj(out):  # the Hankel functions: both parts
+        out = np.stack([out.real, out.imag])
     return np.asarray(out, np.float64).view(np.int64)
 
 

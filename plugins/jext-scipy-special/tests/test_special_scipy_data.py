@@ -155,7 +155,15 @@ def test_the_mapping_is_found() -> None:
     """The parse finds SciPy's tables for the wrappers (guards against a silent empty run)."""
     names = {e.func for e in ENTRIES}
     expected_names = ("ellipk_", "ellipkm1", "elliprf", "elliprj", "gammaincinv", "kv", "iv")
-    for expected in (*expected_names, "eval_legendre_ld", "eval_hermite_ld"):
+    for expected in (
+        *expected_names,
+        "eval_legendre_ld",
+        "eval_hermite_ld",
+        "jv",
+        "jn",
+        "yv",
+        "yn",
+    ):
         assert expected in names, expected
 
 

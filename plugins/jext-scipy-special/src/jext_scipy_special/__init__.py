@@ -19,6 +19,7 @@ import jext
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from jext_scipy_special._functions import (
     _bessel_family,
+    _bessel_jy_family,
     _elliptic_family,
     _gamma_family,
     _misc_family,
@@ -142,6 +143,7 @@ _CORE: tuple[ScipyWrapper, ...] = (
 WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_CORE,
     *_bessel_family.WRAPPERS,
+    *_bessel_jy_family.WRAPPERS,
     *_elliptic_family.WRAPPERS,
     *_gamma_family.WRAPPERS,
     *_poly_family.WRAPPERS,

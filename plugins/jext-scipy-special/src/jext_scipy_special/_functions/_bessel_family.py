@@ -29,6 +29,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel import _kve_pair, kv, kve
+from ._bessel_jy import sin_pi as _sin_pi
 from ._common import entry_point, eps_of, iterate, nondiff, tangent, tiny_of
 from ._declare import special_wrapper
 
@@ -62,14 +63,6 @@ def _cf1(v: jax.Array, x: jax.Array) -> jax.Array:
     init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
     big_f = iterate(step, init, converged, _CF1_CAP, x.dtype)[2]
     return 1.0 / big_f
-
-
-def _sin_pi(v: jax.Array) -> jax.Array:
-    """``sin(pi v)`` reduced to ``|r| <= 1/2`` (relative accuracy near integers, 0 at them)."""
-    n = jnp.round(v)
-    r = v - n  # exact
-    sign = jnp.where(jnp.mod(n, 2.0) == 0.0, 1.0, -1.0)
-    return sign * jnp.sin(math.pi * r)
 
 
 def _ive_impl(v: jax.Array, x: jax.Array) -> jax.Array:
