@@ -19,6 +19,7 @@ import jext
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from jext_scipy_special._functions import (
     _bessel_family,
+    _beta_family,
     _elliptic_family,
     _gamma_family,
     ellipe,
@@ -142,6 +143,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_bessel_family.WRAPPERS,
     *_elliptic_family.WRAPPERS,
     *_gamma_family.WRAPPERS,
+    *_beta_family.WRAPPERS,
 )
 
 

@@ -66,7 +66,6 @@ def log_beta_prefactor(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -
     # log1p(-v) only for small v: XLA's CPU log1p is ~100 ulp off on (-1/2, -0.3).
     lx = jnp.where(y < 0.25, jnp.log1p(-y), jnp.log(x))
     ly = jnp.where(x < 0.25, jnp.log1p(-x), jnp.log(y))
-    apb = a + b
     big_a = a >= _BIG
     big_b = b >= _BIG
     # Both large.
