@@ -56,27 +56,7 @@ def test_values_and_edges_match_scipy(name: str, dtype: str) -> None:
         _compare(forward, want, rtol, atol, f"{name} {dtype}", args)
 
 
-#: Elements whose last bits depend on their position in the batch, kept visible (strict:
-#: the test fails once fixed).  XLA's CPU backend splits a loop between threads and runs
-#: each part's remainder unvectorised; the fused code of the two Stirling-form
-#: ``log1pmx`` terms of the prefactor rounds differently there (each term alone does
-#: not), and Halley's method carries that ulp into the root.
-_BATCH_GAPS = {("fdtri", "float64"), ("bdtrc", "float32"), ("f.sf", "float32")}
-
-
-@pytest.mark.parametrize(
-    ("name", "dtype"),
-    [
-        pytest.param(
-            n,
-            d,
-            marks=[pytest.mark.xfail(strict=True, reason="XLA CPU remainder loop")]
-            if (n, d) in _BATCH_GAPS
-            else [],
-        )
-        for n, d in CASES
-    ],
-)
+@pytest.mark.parametrize(("name", "dtype"), CASES)
 def test_values_do_not_depend_on_the_position_in_the_batch(name: str, dtype: str) -> None:
     forward, backward, _, _ = _evaluate(name, dtype)
     bits = np.dtype(f"u{forward.itemsize}")

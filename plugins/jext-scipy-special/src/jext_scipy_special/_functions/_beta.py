@@ -34,7 +34,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ._common import is_double, iterate, log1pmx, stirling_corr
+from ._common import is_double, iterate, log1pmx, stirling_corr, tiny_of
 from ._erf import ndtri
 from ._gamma import log_gamma1p
 from ._t import betainc_cf
@@ -259,8 +259,15 @@ def beta_inv(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> _Pair:
     v = -jnp.expm1(s)
     x = jnp.where(swap, v, u)
     y = jnp.where(swap, u, v)
+    # Roots below the smallest normal number: 0 (the solver cannot step past underflow).
+    lbeta = jax.scipy.special.betaln(a_, b_)
+    log_tiny = math.log(tiny_of(p))
+    x_under = (jnp.log(a_ * p_) + lbeta) / a_ < log_tiny
+    y_under = (jnp.log(b_ * q_) + lbeta) / b_ < log_tiny
     x = jnp.where(p == 0.0, 0.0, jnp.where(q == 0.0, 1.0, x))
     y = jnp.where(p == 0.0, 1.0, jnp.where(q == 0.0, 0.0, y))
+    x = jnp.where(inner & x_under, 0.0, jnp.where(inner & y_under, 1.0, x))
+    y = jnp.where(inner & x_under, 1.0, jnp.where(inner & y_under, 0.0, y))
     bad = (
         ~(a > 0.0)
         | ~(b > 0.0)
