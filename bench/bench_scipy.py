@@ -165,7 +165,8 @@ def _beta_family_inputs(rng: np.random.Generator) -> dict[str, Case]:
         return rng.uniform(lo, hi, N)
 
     def ints(lo: float, hi: float) -> np.ndarray:
-        return np.floor(u(lo, hi))
+        out: np.ndarray = np.floor(u(lo, hi))
+        return out
 
     return {
         "betaincc": (bt.betaincc, sc.betaincc, (logu(0.1, 1e3), logu(0.1, 1e3), u(0.0, 1.0))),
