@@ -38,6 +38,7 @@ from ._beta import beta_density, beta_inv, beta_pq
 from ._common import as_float_arrays, nondiff, tangent
 from ._declare import declare
 from ._erf import ndtri
+from ._stats import _stats_oracle
 from ._t import _stdtr_pdf, stdtr
 
 __all__ = [
@@ -460,13 +461,6 @@ def beta_isf(
 
 
 # ----------------------------------------------------------- declarations
-def _stats_oracle(dist: str, method: str) -> Callable[..., Any]:
-    def oracle(*args: Any) -> Any:
-        return getattr(getattr(importlib.import_module("scipy.stats"), dist), method)(*args)
-
-    return oracle
-
-
 def _quiet(name: str) -> Callable[..., Any]:
     """SciPy's ``name`` without the warnings it gives when it floors a count itself
     (``RuntimeWarning`` for ``k``, ``DeprecationWarning`` for ``n``)."""
@@ -525,40 +519,22 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
             differentiable=(2,),
             edge_cases=inv_tails,
         ),
-        declare(
-            "bdtr", bdtr, oracle=_quiet("bdtr"), tolerances=TOL, domains=binom, differentiable=(2,)
-        ),
-        declare(
-            "bdtrc",
-            bdtrc,
-            oracle=_quiet("bdtrc"),
-            tolerances=TOL,
-            domains=binom,
-            differentiable=(2,),
-        ),
-        declare(
-            "bdtri",
-            bdtri,
-            oracle=_quiet("bdtri"),
-            tolerances=TOL,
-            domains=bdtri_dom,
-            differentiable=(2,),
-        ),
-        declare(
-            "nbdtr",
-            nbdtr,
-            oracle=_quiet("nbdtr"),
-            tolerances=TOL,
-            domains=nbin,
-            differentiable=(2,),
-        ),
-        declare(
-            "nbdtrc",
-            nbdtrc,
-            oracle=_quiet("nbdtrc"),
-            tolerances=TOL,
-            domains=nbin,
-            differentiable=(2,),
+        *(
+            declare(
+                fn.__name__,
+                fn,
+                oracle=_quiet(fn.__name__),
+                tolerances=TOL,
+                domains=dom,
+                differentiable=(2,),
+            )
+            for fn, dom in (
+                (bdtr, binom),
+                (bdtrc, binom),
+                (bdtri, bdtri_dom),
+                (nbdtr, nbin),
+                (nbdtrc, nbin),
+            )
         ),
         declare("fdtr", fdtr, tolerances=TOL, domains=fdom, differentiable=(2,)),
         declare("fdtrc", fdtrc, tolerances=TOL, domains=fdom, differentiable=(2,)),
