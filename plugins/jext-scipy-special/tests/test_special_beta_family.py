@@ -104,3 +104,10 @@ def test_betaincinv_keeps_relative_accuracy_in_both_tails() -> None:
     with x64(True):
         got = np.asarray(betaincinv(a, b, y))
     np.testing.assert_allclose(got, sc.betaincinv(a, b, y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["betaincc", "betaincinv"])
+def test_jit_vmap_through_jext_check(name: str) -> None:
+    """The kernel and the inverse under ``jit`` and ``vmap`` (the other wrappers compose them)."""
+    result = run_scipy_check(_BY_NAME[name], "jit_vmap")
+    assert result.status == "pass", result
