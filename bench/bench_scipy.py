@@ -226,6 +226,40 @@ def _bessel_jy_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _beta_family_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """The incomplete beta family (``_functions/_beta_family.py``)."""
+    from jext_scipy_special._functions import _beta_family as bt
+
+    def logu(lo: float, hi: float) -> np.ndarray:
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), N))
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    def ints(lo: float, hi: float) -> np.ndarray:
+        out: np.ndarray = np.floor(u(lo, hi))
+        return out
+
+    return {
+        "betaincc": (bt.betaincc, sc.betaincc, (logu(0.1, 1e3), logu(0.1, 1e3), u(0.0, 1.0))),
+        "betaincinv": (bt.betaincinv, sc.betaincinv, (logu(0.1, 1e3), logu(0.1, 1e3), u(0.0, 1.0))),
+        "betainccinv": (
+            bt.betainccinv,
+            sc.betainccinv,
+            (logu(0.1, 1e3), logu(0.1, 1e3), u(0.0, 1.0)),
+        ),
+        "bdtr": (bt.bdtr, sc.bdtr, (ints(0.0, 60.0), ints(60.0, 120.0), u(0.0, 1.0))),
+        "bdtrc": (bt.bdtrc, sc.bdtrc, (ints(0.0, 60.0), ints(60.0, 120.0), u(0.0, 1.0))),
+        "bdtri": (bt.bdtri, sc.bdtri, (ints(0.0, 60.0), ints(61.0, 120.0), u(1e-3, 0.999))),
+        "nbdtr": (bt.nbdtr, sc.nbdtr, (ints(0.0, 100.0), ints(1.0, 50.0), u(0.0, 1.0))),
+        "nbdtrc": (bt.nbdtrc, sc.nbdtrc, (ints(0.0, 100.0), ints(1.0, 50.0), u(0.0, 1.0))),
+        "fdtr": (bt.fdtr, sc.fdtr, (logu(0.2, 500.0), logu(0.2, 500.0), logu(1e-3, 100.0))),
+        "fdtrc": (bt.fdtrc, sc.fdtrc, (logu(0.2, 500.0), logu(0.2, 500.0), logu(1e-3, 100.0))),
+        "fdtri": (bt.fdtri, sc.fdtri, (logu(0.2, 500.0), logu(0.2, 500.0), u(1e-3, 0.999))),
+        "stdtrit": (bt.stdtrit, sc.stdtrit, (logu(0.5, 1e3), u(1e-6, 1.0 - 1e-6))),
+    }
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -255,10 +289,8 @@ def main() -> int:
     print(f"{'function':<16}{'scipy median':>14}{'jax median':>14}{'scipy/jax':>11}  goal >= 1.0")
     missed = 0
     only = set(sys.argv[1:])
-    cases = (
-        _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng) | _poly_misc_inputs(rng)
-    )
-    cases |= _bessel_jy_inputs(rng)
+    cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
+    cases |= _poly_misc_inputs(rng) | _bessel_jy_inputs(rng) | _beta_family_inputs(rng)
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
             continue
@@ -267,7 +299,18 @@ def main() -> int:
             sp_fn,
             args,
             reps=3
-            if name in ("gammaincinv", "gammainccinv", "chdtri", "pdtri")
+            if name
+            in (
+                "gammaincinv",
+                "gammainccinv",
+                "chdtri",
+                "pdtri",
+                "betaincinv",
+                "betainccinv",
+                "bdtri",
+                "fdtri",
+                "stdtrit",
+            )
             else 5
             if name in ("gdtr", "gdtrc", "chdtr", "chdtrc", "pdtr", "pdtrc")
             else 7,

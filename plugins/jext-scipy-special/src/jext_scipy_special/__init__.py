@@ -20,6 +20,7 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from jext_scipy_special._functions import (
     _bessel_family,
     _bessel_jy_family,
+    _beta_family,
     _elliptic_family,
     _gamma_family,
     _misc_family,
@@ -148,6 +149,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     *_gamma_family.WRAPPERS,
     *_poly_family.WRAPPERS,
     *_misc_family.WRAPPERS,
+    *_beta_family.WRAPPERS,
 )
 
 

@@ -69,7 +69,9 @@ def gamma_ratio_half(a: jax.Array) -> jax.Array:
     return jnp.where(small, big * (num / den), big)
 
 
-def betainc_cf(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+def betainc_cf(
+    a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array, max_iter: int | None = None
+) -> jax.Array:
     """Continued fraction ``F`` with ``I_x(a, b) = x^a y^b / (B(a, b) F)``, ``y = 1 - x``.
 
     This is the even contraction of the classical fraction (A&S 26.5.8), as
@@ -83,13 +85,15 @@ def betainc_cf(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.Ar
     callers can form it without cancellation.  Evaluated by the modified Lentz
     algorithm in a ``lax.while_loop`` that stops once every element has
     converged (relative step within 4 ulp of 1: the vectorised steps carry a
-    few ulp of rounding noise) or after a dtype-dependent
-    cap of 100 (float64) / 80 (float32) terms; it converges quickly for
-    ``x < (a+1)/(a+b+2)``.
+    few ulp of rounding noise) or after ``max_iter`` terms (by default 100
+    (float64) / 80 (float32), enough for ``stdtr``); it converges quickly for
+    ``x < (a+1)/(a+b+2)``.  Each element stops at its own convergence, so its
+    value does not depend on the rest of the batch.
     """
     eps = eps_of(x)
     tiny = tiny_of(x)
-    max_iter = 100 if is_double(x) else 80
+    if max_iter is None:
+        max_iter = 100 if is_double(x) else 80
     lam1 = a * y - b * x + 1.0
     apb = a + b
     x2m = 2.0 - x

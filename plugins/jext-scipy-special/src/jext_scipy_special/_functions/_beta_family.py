@@ -1,0 +1,584 @@
+"""The incomplete beta family: ``betaincc``, ``betaincinv``, ``betainccinv``, the binomial,
+negative binomial and F distribution functions (SciPy's ``cdflib``/Cephes names), ``stdtrit``,
+and the ``scipy.stats`` methods built on them (``t``, ``f``, ``beta``).
+
+All rest on one kernel (``_beta``): ``I_x(a, b)`` by the continued fraction with each
+element stopping at its own convergence (``jax.scipy.special.betainc`` iterates until the
+whole batch converges, so its values depend on the batch), and its inverse by Halley's
+method in ``log x``.  The definitions, as SciPy's:
+
+* ``bdtr(k, n, p) = I_{1-p}(n-k, k+1)``, ``bdtrc = I_p(k+1, n-k)``, ``bdtri`` their inverse
+  in ``p``; ``nbdtr(k, n, p) = I_p(n, k+1)``, ``nbdtrc`` its complement (``k`` and ``n``
+  are floored, as SciPy does);
+* ``fdtr(a, b, x) = I_w(a/2, b/2)`` with ``w = a x / (b + a x)`` (``1 - w = b / (b + a x)``
+  is formed without cancellation), ``fdtrc``, ``fdtri``;
+* ``stdtrit(df, p)``: ``t = -+sqrt(df (1 - x) / x)``, ``x = betaincinv(df/2, 1/2, 2 min(p, 1-p))``.
+
+Derivatives (``jax.custom_jvp``): in the continuous variable (``x``, ``p``, ``y``) the
+density, in a quantile's probability one over the density at the quantile.  Shape
+parameters, degrees of freedom and counts are not differentiated (``NotImplementedError``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+
+from ._beta import beta_density, beta_inv, beta_pq
+from ._common import as_float_arrays, nondiff, tangent
+from ._declare import declare
+from ._erf import ndtri
+from ._stats import _stats_oracle
+from ._t import _stdtr_pdf, stdtr
+
+__all__ = [
+    "WRAPPERS",
+    "bdtr",
+    "bdtrc",
+    "bdtri",
+    "betaincc",
+    "betainccinv",
+    "betaincinv",
+    "fdtr",
+    "fdtrc",
+    "fdtri",
+    "nbdtr",
+    "nbdtrc",
+    "stdtrit",
+]
+
+_Partial = Callable[..., jax.Array]
+
+
+def _function(
+    name: str,
+    argnames: Sequence[str],
+    value: Callable[..., jax.Array],
+    partials: dict[int, _Partial],
+) -> Callable[..., jax.Array]:
+    """``value`` as a jitted ``custom_jvp`` function, differentiable in the arguments that
+    ``partials`` maps to ``d value / d arg = partial(*args, value)``."""
+
+    @jax.custom_jvp
+    def f(*args: jax.Array) -> jax.Array:
+        return value(*args)
+
+    def jvp(
+        primals: tuple[jax.Array, ...], tangents: tuple[object, ...]
+    ) -> tuple[jax.Array, jax.Array]:
+        out = f(*primals)
+        total = jnp.zeros_like(out)
+        for i, (arg, t) in enumerate(zip(argnames, tangents, strict=True)):
+            if i in partials:
+                total = total + partials[i](*primals, out) * tangent(t, out)
+            else:
+                nondiff(t, name, arg)
+        return out, total
+
+    f.defjvp(jvp, symbolic_zeros=True)
+    return _full_lanes(f)
+
+
+#: Elements are computed in blocks of this many lanes (see :func:`_full_lanes`).
+_LANES = 64
+
+
+def _full_lanes(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))`` on inputs padded (with
+    their last element) to a multiple of ``_LANES`` elements.
+
+    XLA's CPU backend computes the remainder of a loop that does not fill its vector
+    registers with scalar code, which rounds some fused operations of this kernel
+    differently: a lone element, or the last of a batch, would not get the bits it gets
+    elsewhere in a batch.  Padded, every element is computed by the vector loop.
+    """
+
+    def run(*args: ArrayLike) -> jax.Array:
+        arrays = as_float_arrays(*args)
+        shape = arrays[0].shape
+        size = math.prod(shape)
+        pad = (-size) % _LANES
+        if size == 0:
+            return kernel(*arrays)
+        flat = [jnp.pad(a.reshape(-1), (0, pad), mode="edge") for a in arrays]
+        return kernel(*flat)[:size].reshape(shape)
+
+    compiled: Callable[..., jax.Array] = jax.jit(run)
+    return compiled
+
+
+# ------------------------------------------------------------- incomplete beta
+def _dens(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    return beta_density(a, b, x, 1.0 - x)
+
+
+_BETAINCC = _function(
+    "betaincc",
+    ("a", "b", "x"),
+    lambda a, b, x: beta_pq(a, b, x)[1],
+    {2: lambda a, b, x, out: -_dens(a, b, x)},
+)
+_BETAINCINV = _function(
+    "betaincinv",
+    ("a", "b", "y"),
+    lambda a, b, y: beta_inv(a, b, y, 1.0 - y)[0],
+    {2: lambda a, b, y, x: 1.0 / _dens(a, b, x)},
+)
+_BETAINCCINV = _function(
+    "betainccinv",
+    ("a", "b", "y"),
+    lambda a, b, y: beta_inv(a, b, 1.0 - y, y)[0],
+    {2: lambda a, b, y, x: -1.0 / _dens(a, b, x)},
+)
+
+
+def betaincc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Complemented regularised incomplete beta ``1 - I_x(a, b)``, mirroring
+    ``scipy.special.betaincc``.  Domain ``a, b >= 0`` (not both 0 or both inf),
+    ``0 <= x <= 1`` (else nan).  Differentiable in ``x``."""
+    return _BETAINCC(a, b, x)
+
+
+def betaincinv(a: ArrayLike, b: ArrayLike, y: ArrayLike) -> jax.Array:
+    """``x`` with ``I_x(a, b) = y``, mirroring ``scipy.special.betaincinv``.  Domain
+    ``a, b > 0``, ``0 <= y <= 1``.  Differentiable in ``y``."""
+    return _BETAINCINV(a, b, y)
+
+
+def betainccinv(a: ArrayLike, b: ArrayLike, y: ArrayLike) -> jax.Array:
+    """``x`` with ``1 - I_x(a, b) = y``, mirroring ``scipy.special.betainccinv``; keeps full
+    relative accuracy for tiny ``y``.  Differentiable in ``y``."""
+    return _BETAINCCINV(a, b, y)
+
+
+# ----------------------------------------------------------------- binomial
+def _binomial_args(k: jax.Array, n: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(k + 1, n - k, invalid)`` with ``k`` and ``n`` floored as SciPy does."""
+    kk = jnp.floor(k)
+    nn = jnp.floor(n)
+    bad = ~(kk >= 0.0) | ~(kk <= nn) | ~(nn < jnp.inf)
+    return kk + 1.0, nn - kk, bad
+
+
+def _bdtr_value(upper: bool) -> Callable[..., jax.Array]:
+    def value(k: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+        a, b, bad = _binomial_args(k, n)
+        full = b == 0.0  # k = n: every outcome is <= k
+        cdf, sf = beta_pq(a, jnp.where(full, 1.0, b), p)
+        out = jnp.where(full, 0.0 if upper else 1.0, cdf if upper else sf)
+        out = jnp.where(bad | ~(p >= 0.0) | ~(p <= 1.0), jnp.nan, out)
+        if upper:  # SciPy: bdtrc(k < 0) = 1
+            out = jnp.where((k < 0.0) & (p >= 0.0) & (p <= 1.0) & (n >= 0.0), 1.0, out)
+        return out
+
+    return value
+
+
+def _bdtr_partial(sign: float) -> _Partial:
+    def partial(k: jax.Array, n: jax.Array, p: jax.Array, out: jax.Array) -> jax.Array:
+        a, b, _ = _binomial_args(k, n)
+        return sign * _dens(a, b, p)
+
+    return partial
+
+
+def _bdtri_value(k: jax.Array, n: jax.Array, y: jax.Array) -> jax.Array:
+    a, b, bad = _binomial_args(k, n)
+    p = beta_inv(a, jnp.where(b > 0.0, b, 1.0), 1.0 - y, y)[0]
+    return jnp.where(bad | (b == 0.0), jnp.nan, p)
+
+
+_BDTR = _function("bdtr", ("k", "n", "p"), _bdtr_value(False), {2: _bdtr_partial(-1.0)})
+_BDTRC = _function("bdtrc", ("k", "n", "p"), _bdtr_value(True), {2: _bdtr_partial(1.0)})
+_BDTRI = _function(
+    "bdtri",
+    ("k", "n", "y"),
+    _bdtri_value,
+    {2: lambda k, n, y, p: 1.0 / _bdtr_partial(-1.0)(k, n, p, p)},
+)
+
+
+def bdtr(k: ArrayLike, n: ArrayLike, p: ArrayLike) -> jax.Array:
+    """Binomial CDF ``sum_{j <= k} C(n, j) p^j (1-p)^(n-j) = I_{1-p}(n-k, k+1)``, mirroring
+    ``scipy.special.bdtr`` (``k``, ``n`` floored; ``0 <= k <= n``, ``0 <= p <= 1``, else
+    nan).  Differentiable in ``p``."""
+    return _BDTR(k, n, p)
+
+
+def bdtrc(k: ArrayLike, n: ArrayLike, p: ArrayLike) -> jax.Array:
+    """Binomial survival function ``I_p(k+1, n-k)``, mirroring ``scipy.special.bdtrc``
+    (``bdtrc(k < 0) = 1``).  Differentiable in ``p``."""
+    return _BDTRC(k, n, p)
+
+
+def bdtri(k: ArrayLike, n: ArrayLike, y: ArrayLike) -> jax.Array:
+    """The ``p`` with ``bdtr(k, n, p) = y``, mirroring ``scipy.special.bdtri``
+    (``0 <= k < n``).  Differentiable in ``y``."""
+    return _BDTRI(k, n, y)
+
+
+# -------------------------------------------------------- negative binomial
+def _nb_args(k: jax.Array, n: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(n, k + 1, invalid)`` with ``k`` and ``n`` floored as SciPy does."""
+    kk = jnp.floor(k)
+    nn = jnp.floor(n)
+    bad = ~(kk >= 0.0) | ~(nn >= 1.0) | ~(kk < jnp.inf) | ~(nn < jnp.inf)
+    return nn, kk + 1.0, bad
+
+
+def _nbdtr_value(upper: bool) -> Callable[..., jax.Array]:
+    def value(k: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+        a, b, bad = _nb_args(k, n)
+        cdf, sf = beta_pq(a, b, p)
+        return jnp.where(bad, jnp.nan, sf if upper else cdf)
+
+    return value
+
+
+def _nbdtr_partial(sign: float) -> _Partial:
+    def partial(k: jax.Array, n: jax.Array, p: jax.Array, out: jax.Array) -> jax.Array:
+        a, b, _ = _nb_args(k, n)
+        return sign * _dens(a, b, p)
+
+    return partial
+
+
+_NBDTR = _function("nbdtr", ("k", "n", "p"), _nbdtr_value(False), {2: _nbdtr_partial(1.0)})
+_NBDTRC = _function("nbdtrc", ("k", "n", "p"), _nbdtr_value(True), {2: _nbdtr_partial(-1.0)})
+
+
+def nbdtr(k: ArrayLike, n: ArrayLike, p: ArrayLike) -> jax.Array:
+    """Negative binomial CDF ``I_p(n, k+1)`` (at most ``k`` failures before the ``n``-th
+    success), mirroring ``scipy.special.nbdtr`` (``k``, ``n`` floored; ``k >= 0``,
+    ``n >= 1``).  Differentiable in ``p``."""
+    return _NBDTR(k, n, p)
+
+
+def nbdtrc(k: ArrayLike, n: ArrayLike, p: ArrayLike) -> jax.Array:
+    """Negative binomial survival function ``1 - I_p(n, k+1)``, mirroring
+    ``scipy.special.nbdtrc``.  Differentiable in ``p``."""
+    return _NBDTRC(k, n, p)
+
+
+# ----------------------------------------------------------------------- F
+def _f_args(
+    a: jax.Array, b: jax.Array, x: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(a/2, b/2, w, 1 - w, invalid)`` with ``w = a x / (b + a x)``."""
+    bad = ~(a > 0.0) | ~(b > 0.0) | ~(a < jnp.inf) | ~(b < jnp.inf) | ~(x >= 0.0)
+    xs = jnp.where(x == jnp.inf, 1.0, x)
+    ax = a * xs
+    w = ax / (b + ax)
+    y = b / (b + ax)
+    return 0.5 * a, 0.5 * b, w, y, bad
+
+
+def _fdtr_value(upper: bool) -> Callable[..., jax.Array]:
+    def value(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+        ha, hb, w, y, bad = _f_args(a, b, x)
+        cdf, sf = beta_pq(ha, hb, w, y)
+        out = jnp.where(x == jnp.inf, 0.0 if upper else 1.0, sf if upper else cdf)
+        return jnp.where(bad, jnp.nan, out)
+
+    return value
+
+
+def _f_density(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    ha, hb, w, y, _ = _f_args(a, b, x)
+    return beta_density(ha, hb, w, y) * (a / b) * y * y  # dw/dx = (a/b) (1-w)^2
+
+
+def _fdtri_pair(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> jax.Array:
+    bad = ~(a > 0.0) | ~(b > 0.0) | ~(a < jnp.inf) | ~(b < jnp.inf)
+    w, y = beta_inv(0.5 * a, 0.5 * b, p, q)
+    return jnp.where(bad, jnp.nan, b * w / (a * y))
+
+
+_FDTR = _function(
+    "fdtr",
+    ("dfn", "dfd", "x"),
+    _fdtr_value(False),
+    {2: lambda a, b, x, out: _f_density(a, b, x)},
+)
+_FDTRC = _function(
+    "fdtrc",
+    ("dfn", "dfd", "x"),
+    _fdtr_value(True),
+    {2: lambda a, b, x, out: -_f_density(a, b, x)},
+)
+_FDTRI = _function(
+    "fdtri",
+    ("dfn", "dfd", "p"),
+    lambda a, b, p: _fdtri_pair(a, b, p, 1.0 - p),
+    {2: lambda a, b, p, x: 1.0 / _f_density(a, b, x)},
+)
+_FDTRI_C = _function(
+    "f.isf",
+    ("q", "dfn", "dfd"),
+    lambda q, a, b: _fdtri_pair(a, b, 1.0 - q, q),
+    {0: lambda q, a, b, x: -1.0 / _f_density(a, b, x)},
+)
+
+
+def fdtr(dfn: ArrayLike, dfd: ArrayLike, x: ArrayLike) -> jax.Array:
+    """F distribution CDF ``I_w(dfn/2, dfd/2)``, ``w = dfn x / (dfd + dfn x)``, mirroring
+    ``scipy.special.fdtr``.  Domain ``dfn, dfd > 0`` finite, ``x >= 0``.  Differentiable
+    in ``x``."""
+    return _FDTR(dfn, dfd, x)
+
+
+def fdtrc(dfn: ArrayLike, dfd: ArrayLike, x: ArrayLike) -> jax.Array:
+    """F distribution survival function, mirroring ``scipy.special.fdtrc``.
+    Differentiable in ``x``."""
+    return _FDTRC(dfn, dfd, x)
+
+
+def fdtri(dfn: ArrayLike, dfd: ArrayLike, p: ArrayLike) -> jax.Array:
+    """The ``x`` with ``fdtr(dfn, dfd, x) = p``, mirroring ``scipy.special.fdtri``
+    (``fdtri(., ., 1) = inf``).  Differentiable in ``p``."""
+    return _FDTRI(dfn, dfd, p)
+
+
+# ------------------------------------------------------------------ Student t
+def _stdtrit_value(df: jax.Array, p: jax.Array) -> jax.Array:
+    tail = jnp.minimum(p, 1.0 - p)  # 1 - p is exact for p >= 1/2
+    x, y = beta_inv(0.5 * df, jnp.full_like(df, 0.5), 2.0 * tail, 1.0 - 2.0 * tail)
+    t = jnp.sqrt(df * y / x)
+    t = jnp.where(p < 0.5, -t, t)
+    t = jnp.where(p == 0.5, 0.0, t)
+    t = jnp.where(df == jnp.inf, ndtri(p), t)
+    return jnp.where(~(df > 0.0) | ~(p >= 0.0) | ~(p <= 1.0), jnp.nan, t)
+
+
+_STDTRIT = _function(
+    "stdtrit", ("df", "p"), _stdtrit_value, {1: lambda df, p, t: 1.0 / _stdtr_pdf(df, t)}
+)
+
+
+def stdtrit(df: ArrayLike, p: ArrayLike) -> jax.Array:
+    """The ``t`` with ``stdtr(df, t) = p``, mirroring ``scipy.special.stdtrit``.  Domain
+    ``df > 0`` (``inf``: the normal quantile), ``0 <= p <= 1``; ``stdtrit(df, 0) = -inf``
+    (SciPy 1.17 returns ``+inf`` there, cdflib's bound).  Differentiable in ``p``."""
+    return _STDTRIT(df, p)
+
+
+# ------------------------------------------------------------- scipy.stats
+def _located(x: jax.Array, loc: jax.Array, scale: jax.Array) -> jax.Array:
+    return jnp.where(scale > 0.0, (x - loc) / scale, jnp.nan)
+
+
+def _quantile(
+    x: jax.Array, q: jax.Array, loc: jax.Array, scale: jax.Array, *shapes: jax.Array
+) -> jax.Array:
+    bad = ~(q >= 0.0) | ~(q <= 1.0) | ~(scale > 0.0)
+    for s in shapes:
+        bad = bad | ~(s > 0.0)
+    return jnp.where(bad, jnp.nan, loc + scale * x)
+
+
+def t_cdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> jax.Array:
+    """Student t CDF, mirroring ``scipy.stats.t.cdf``."""
+    x, df, loc, scale = as_float_arrays(x, df, loc, scale)
+    return stdtr(df, _located(x, loc, scale))
+
+
+def t_sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> jax.Array:
+    """Student t survival function, mirroring ``scipy.stats.t.sf``."""
+    x, df, loc, scale = as_float_arrays(x, df, loc, scale)
+    return stdtr(df, -_located(x, loc, scale))
+
+
+def t_ppf(q: ArrayLike, df: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> jax.Array:
+    """Student t quantile, mirroring ``scipy.stats.t.ppf``."""
+    q, df, loc, scale = as_float_arrays(q, df, loc, scale)
+    return _quantile(stdtrit(df, q), q, loc, scale, df)
+
+
+def t_isf(q: ArrayLike, df: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> jax.Array:
+    """Student t inverse survival function, mirroring ``scipy.stats.t.isf``."""
+    q, df, loc, scale = as_float_arrays(q, df, loc, scale)
+    return _quantile(-stdtrit(df, q), q, loc, scale, df)
+
+
+def f_cdf(
+    x: ArrayLike, dfn: ArrayLike, dfd: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
+) -> jax.Array:
+    """F distribution CDF, mirroring ``scipy.stats.f.cdf``."""
+    x, dfn, dfd, loc, scale = as_float_arrays(x, dfn, dfd, loc, scale)
+    z = _located(x, loc, scale)
+    return jnp.where(z < 0.0, 0.0, fdtr(dfn, dfd, jnp.maximum(z, 0.0)))
+
+
+def f_sf(
+    x: ArrayLike, dfn: ArrayLike, dfd: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
+) -> jax.Array:
+    """F distribution survival function, mirroring ``scipy.stats.f.sf``."""
+    x, dfn, dfd, loc, scale = as_float_arrays(x, dfn, dfd, loc, scale)
+    z = _located(x, loc, scale)
+    return jnp.where(z < 0.0, 1.0, fdtrc(dfn, dfd, jnp.maximum(z, 0.0)))
+
+
+def f_ppf(
+    q: ArrayLike, dfn: ArrayLike, dfd: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
+) -> jax.Array:
+    """F distribution quantile, mirroring ``scipy.stats.f.ppf``."""
+    q, dfn, dfd, loc, scale = as_float_arrays(q, dfn, dfd, loc, scale)
+    return _quantile(fdtri(dfn, dfd, q), q, loc, scale, dfn, dfd)
+
+
+def f_isf(
+    q: ArrayLike, dfn: ArrayLike, dfd: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
+) -> jax.Array:
+    """F distribution inverse survival function, mirroring ``scipy.stats.f.isf``."""
+    q, dfn, dfd, loc, scale = as_float_arrays(q, dfn, dfd, loc, scale)
+    return _quantile(_FDTRI_C(q, dfn, dfd), q, loc, scale, dfn, dfd)
+
+
+def beta_ppf(
+    q: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
+) -> jax.Array:
+    """Beta distribution quantile, mirroring ``scipy.stats.beta.ppf``."""
+    q, a, b, loc, scale = as_float_arrays(q, a, b, loc, scale)
+    return _quantile(betaincinv(a, b, q), q, loc, scale, a, b)
+
+
+def beta_isf(
+    q: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
+) -> jax.Array:
+    """Beta distribution inverse survival function, mirroring ``scipy.stats.beta.isf``."""
+    q, a, b, loc, scale = as_float_arrays(q, a, b, loc, scale)
+    return _quantile(betainccinv(a, b, q), q, loc, scale, a, b)
+
+
+# ----------------------------------------------------------- declarations
+def _quiet(name: str) -> Callable[..., Any]:
+    """SciPy's ``name`` without the warnings it gives when it floors a count itself
+    (``RuntimeWarning`` for ``k``, ``DeprecationWarning`` for ``n``)."""
+
+    def oracle(*args: Any) -> Any:
+        fn = getattr(importlib.import_module("scipy.special"), name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*args)
+
+    return oracle
+
+
+def _stdtrit_oracle(df: Any, p: Any) -> Any:
+    """SciPy's ``stdtrit``, with ``-inf`` at ``p = 0`` where SciPy 1.17 returns ``+inf``."""
+    out = np.asarray(importlib.import_module("scipy.special").stdtrit(df, p), np.float64)
+    return np.where((np.asarray(p) == 0.0) & ~np.isnan(out), -np.inf, out)
+
+
+#: SciPy's (Boost's) ``betainc`` loses relative accuracy for results below ~1e-250
+#: (``I_0.1606(401.54, 36.17) = 2.6308977e-270`` by mpmath; SciPy 2.630891e-270): the
+#: absolute floor is raised to 1e-250 in float64.  float32: the results carry the float32
+#: rounding of exponents up to ~80 (as the gamma family).
+TOL = {"float64": (1e-12, 1e-250), "float32": (5e-5, 1e-30)}
+
+
+def _declarations() -> tuple[ScipyWrapper, ...]:
+    ab = (Domain(((0.1, 1000.0), (0.1, 1000.0), (0.0, 1.0))),)
+    ab_log = Domain(((0.1, 1000.0), (0.1, 1000.0), (1e-20, 1.0)), log=True)
+    inv_tails = tuple(
+        EdgeCase((a, b, y))
+        for a, b in ((0.5, 3.0), (20.0, 0.7), (300.0, 40.0))
+        for y in (1e-300, 1e-20, 1e-8)
+    )
+    binom = (Domain(((0.0, 60.0), (60.0, 120.0), (0.0, 1.0))),)
+    bdtri_dom = (Domain(((0.0, 60.0), (61.0, 120.0), (1e-3, 0.999))),)
+    nbin = (Domain(((0.0, 100.0), (1.0, 50.0), (0.0, 1.0))),)
+    fdom = (Domain(((0.2, 500.0), (0.2, 500.0), (1e-3, 100.0)), log=True),)
+    fq = (Domain(((0.2, 500.0), (0.2, 500.0), (1e-3, 0.999)), log=True),)
+    tq = (Domain(((0.5, 1000.0), (1e-6, 0.999999)), log=True), Domain(((0.5, 50.0), (0.0, 1.0))))
+    special = [
+        declare("betaincc", betaincc, tolerances=TOL, domains=(*ab, ab_log), differentiable=(2,)),
+        declare(
+            "betaincinv",
+            betaincinv,
+            tolerances=TOL,
+            domains=ab,
+            differentiable=(2,),
+            edge_cases=inv_tails,
+        ),
+        declare(
+            "betainccinv",
+            betainccinv,
+            tolerances=TOL,
+            domains=ab,
+            differentiable=(2,),
+            edge_cases=inv_tails,
+        ),
+        *(
+            declare(
+                fn.__name__,
+                fn,
+                oracle=_quiet(fn.__name__),
+                tolerances=TOL,
+                domains=dom,
+                differentiable=(2,),
+            )
+            for fn, dom in (
+                (bdtr, binom),
+                (bdtrc, binom),
+                (bdtri, bdtri_dom),
+                (nbdtr, nbin),
+                (nbdtrc, nbin),
+            )
+        ),
+        declare("fdtr", fdtr, tolerances=TOL, domains=fdom, differentiable=(2,)),
+        declare("fdtrc", fdtrc, tolerances=TOL, domains=fdom, differentiable=(2,)),
+        declare("fdtri", fdtri, tolerances=TOL, domains=fq, differentiable=(2,)),
+        declare(
+            "stdtrit",
+            stdtrit,
+            oracle=_stdtrit_oracle,
+            tolerances=TOL,
+            domains=tq,
+            differentiable=(1,),
+        ),
+    ]
+    stats = []
+    for dist, method, fn, shapes, first in (
+        ("t", "cdf", t_cdf, ((0.5, 100.0),), (-20.0, 20.0)),
+        ("t", "sf", t_sf, ((0.5, 100.0),), (-20.0, 20.0)),
+        ("t", "ppf", t_ppf, ((0.5, 100.0),), (0.001, 0.999)),
+        ("t", "isf", t_isf, ((0.5, 100.0),), (0.001, 0.999)),
+        ("f", "cdf", f_cdf, ((0.5, 100.0), (0.5, 100.0)), (0.0, 30.0)),
+        ("f", "sf", f_sf, ((0.5, 100.0), (0.5, 100.0)), (0.0, 30.0)),
+        ("f", "ppf", f_ppf, ((0.5, 100.0), (0.5, 100.0)), (0.001, 0.999)),
+        ("f", "isf", f_isf, ((0.5, 100.0), (0.5, 100.0)), (0.001, 0.999)),
+        ("beta", "ppf", beta_ppf, ((0.2, 50.0), (0.2, 50.0)), (0.001, 0.999)),
+        ("beta", "isf", beta_isf, ((0.2, 50.0), (0.2, 50.0)), (0.001, 0.999)),
+    ):
+        stats.append(
+            declare(
+                f"{dist}.{method}",
+                fn,
+                scope="stats",
+                mirrors=f"scipy.stats.{dist}.{method}",
+                oracle=_stats_oracle(dist, method),
+                domains=(
+                    Domain((first, *shapes, (0.0, 0.0), (1.0, 1.0))),
+                    # loc >= 0, and 0 for t (signed values): loc + scale x cancels in
+                    # float32 (in SciPy's float64 too).
+                    Domain((first, *shapes, (0.0, 0.0 if dist == "t" else 5.0), (0.1, 10.0))),
+                ),
+                differentiable=(0,),
+                tolerances=TOL,
+            )
+        )
+    return (*special, *stats)
+
+
+WRAPPERS: tuple[ScipyWrapper, ...] = _declarations()
