@@ -26,6 +26,7 @@ from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import xla_client  # type: ignore[attr-defined]
 from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
+from jax.extend.mlir import ir as _mlir_ir
 from jax.interpreters import ad, batching, mlir, xla
 
 __all__ = [
@@ -397,6 +398,14 @@ def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
+
+mlir_ir: Final[Any] = _mlir_ir
+"""``jax.extend.mlir.ir``, the MLIR builders of raw lowering rules, typed ``Any``.
+
+jaxlib 0.10 ships type stubs for its MLIR bindings; jax 0.8.3's has none, so mypy finds
+no ``ir.RankedTensorType`` there.  Typed ``Any``, code using it type-checks the same on
+every supported JAX.
+"""
 
 
 def jaxpr_subcomp(
