@@ -24,6 +24,7 @@ from jax._src.array import ArrayImpl
 from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
+from jax._src.literals import TypedNdArray as _TypedNdArray
 from jax._src.lib import xla_client  # type: ignore[attr-defined]
 from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
 from jax.extend.mlir import ir as _mlir_ir
@@ -437,3 +438,31 @@ def jaxpr_subcomp(
         const_lowering=const_lowering,
         **newer,
     )
+
+
+def literal_array_types() -> tuple[type, ...]:
+    """Array types JAX hands to rules besides numpy's and its own: its tracing literals.
+
+    jax 0.8 to 0.9.1 pass host constants met while tracing (a numpy operand of a JVP rule
+    under ``vmap``, say) as ``jax._src.literals.TypedNdArray``, a wrapper around a numpy
+    array; jax 0.9.2 made it a ``numpy.ndarray`` subclass, an operand like any other.
+    """
+    return () if issubclass(_TypedNdArray, np.ndarray) else (_TypedNdArray,)
+
+
+# JAX behaviours jext does not use but its tests (ported from JAX's own) meet; kept here so
+# that every difference between supported releases is in one place.
+
+
+def typed_keys_pickle() -> bool:
+    """Whether typed PRNG key arrays (``jax.random.key``) pickle.
+
+    jax 0.9.1 gave ``PRNGKeyArray`` a ``__getstate__``; in jax 0.8 pickling any typed key,
+    JAX's own threefry keys included, raises ``TypeError: cannot pickle 'PRNGKeyArray'``.
+    """
+    return JAX_VERSION >= (0, 9, 1)
+
+
+def random_exponential_takes_out_sharding() -> bool:
+    """Whether ``jax.random.exponential`` takes ``out_sharding`` (jax 0.10.1 added it)."""
+    return JAX_VERSION >= (0, 10, 1)

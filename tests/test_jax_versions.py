@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import inspect
+import pickle
 import re
 import tomllib
 from pathlib import Path
 
+import jax
 import jax.extend.core
+import numpy as np
 
 from jext import _jax
 
@@ -93,3 +97,26 @@ def test_the_native_example_builds_against_the_oldest_supported_ffi() -> None:
         assert oldest is not None, supported
         major, minor = oldest.group(1).split(".")[:2]
         assert f"{dist}>={major}.{minor},<{major}.{int(minor) + 1}" in build
+
+
+def test_typed_keys_pickle_switch_matches_jax() -> None:
+    key = jax.random.key(0)
+    try:
+        pickle.dumps(key)
+    except TypeError as error:
+        assert "cannot pickle 'PRNGKeyArray'" in str(error)
+        assert not _jax.typed_keys_pickle()
+    else:
+        assert _jax.typed_keys_pickle()
+
+
+def test_random_exponential_out_sharding_switch_matches_jax() -> None:
+    takes = "out_sharding" in inspect.signature(jax.random.exponential).parameters
+    assert _jax.random_exponential_takes_out_sharding() == takes
+
+
+def test_literal_array_types_switch_matches_jax() -> None:
+    # 0.9.2 made JAX's tracing literal a numpy array; before it, jext lists it as an operand.
+    assert bool(_jax.literal_array_types()) == (_jax.JAX_VERSION < (0, 9, 2))
+    for literal in _jax.literal_array_types():
+        assert not issubclass(literal, np.ndarray)
