@@ -394,8 +394,9 @@ def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 
 # --- version switches ----------------------------------------------------------------
 # Every difference between the JAX releases jext supports (pyproject: jax>=0.8,<0.12) is
-# one function here, named for what it does; its docstring names the release and the
-# change it absorbs.  CI runs the suite on the oldest (0.8.x) and the newest installable.
+# one function (or typed name) here, named for what it does; its docstring names the
+# release and the change it absorbs (tests/test_jax_versions.py checks each against the
+# installed JAX).  CI runs the suite on the oldest (0.8.3) and the newest installable.
 
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
@@ -450,8 +451,8 @@ def literal_array_types() -> tuple[type, ...]:
     return () if issubclass(_TypedNdArray, np.ndarray) else (_TypedNdArray,)
 
 
-# JAX behaviours jext does not use but its tests (ported from JAX's own) meet; kept here so
-# that every difference between supported releases is in one place.
+# JAX behaviours jext passes through unchanged but its tests (some ported from JAX's own)
+# meet; kept here so that every difference between supported releases is in one place.
 
 
 def typed_keys_pickle() -> bool:
