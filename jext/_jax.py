@@ -25,7 +25,9 @@ from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import xla_client  # type: ignore[attr-defined]
+from jax._src.literals import TypedNdArray as _TypedNdArray
 from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
+from jax.extend.mlir import ir as _mlir_ir
 from jax.interpreters import ad, batching, mlir, xla
 
 __all__ = [
@@ -540,11 +542,20 @@ def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 
 # --- version switches ----------------------------------------------------------------
 # Every difference between the JAX releases jext supports (pyproject: jax>=0.8,<0.12) is
-# one function here, named for what it does; its docstring names the release and the
-# change it absorbs.  CI runs the suite on the oldest (0.8.x) and the newest installable.
+# one function (or typed name) here, named for what it does; its docstring names the
+# release and the change it absorbs (tests/test_jax_versions.py checks each against the
+# installed JAX).  CI runs the suite on the oldest (0.8.3) and the newest installable.
 
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
+
+mlir_ir: Final[Any] = _mlir_ir
+"""``jax.extend.mlir.ir``, the MLIR builders of raw lowering rules, typed ``Any``.
+
+jaxlib 0.10 ships type stubs for its MLIR bindings; jax 0.8.3's has none, so mypy finds
+no ``ir.RankedTensorType`` there.  Typed ``Any``, code using it type-checks the same on
+every supported JAX.
+"""
 
 
 def jaxpr_subcomp(
@@ -576,3 +587,41 @@ def jaxpr_subcomp(
         const_lowering=const_lowering,
         **newer,
     )
+
+
+def literal_array_types() -> tuple[type, ...]:
+    """Array types JAX hands to rules besides numpy's and its own: its tracing literals.
+
+    jax 0.8 to 0.9.1 pass host constants met while tracing (a numpy operand of a JVP rule
+    under ``vmap``, say) as ``jax._src.literals.TypedNdArray``, a wrapper around a numpy
+    array; jax 0.9.2 made it a ``numpy.ndarray`` subclass, an operand like any other.
+    """
+    return () if issubclass(_TypedNdArray, np.ndarray) else (_TypedNdArray,)
+
+
+# JAX behaviours jext passes through unchanged but its tests (some ported from JAX's own)
+# meet; kept here so that every difference between supported releases is in one place.
+
+
+def typed_keys_pickle() -> bool:
+    """Whether typed PRNG key arrays (``jax.random.key``) pickle.
+
+    jax 0.9.1 gave ``PRNGKeyArray`` a ``__getstate__``; in jax 0.8 pickling any typed key,
+    JAX's own threefry keys included, raises ``TypeError: cannot pickle 'PRNGKeyArray'``.
+    """
+    return JAX_VERSION >= (0, 9, 1)
+
+
+def random_exponential_takes_out_sharding() -> bool:
+    """Whether ``jax.random.exponential`` takes ``out_sharding`` (jax 0.10.1 added it)."""
+    return JAX_VERSION >= (0, 10, 1)
+
+
+def xla_cbrt_is_correctly_rounded() -> bool:
+    """Whether ``jnp.cbrt`` rounds float64 correctly on the CPU.
+
+    Measured: jax 0.10.2 agrees with ``numpy.cbrt`` everywhere; jax 0.8.3 and 0.9.2 miss it
+    by up to 115 ulp (2.6e-14 relative).  Releases between 0.9.2 and 0.10.2 are taken to be
+    the older kind.
+    """
+    return JAX_VERSION >= (0, 10, 2)

@@ -213,7 +213,15 @@ def test_equal_static_params_of_different_types_are_different_calls() -> None:
 
     xi = jnp.arange(4, dtype=jnp.int32)
     xb = jnp.array([True, False, True])
-    for call in (scale, jax.jit(scale, static_argnames="factor")):
+
+    def jitted(x: jax.Array, *, factor: Any) -> jax.Array:
+        # One jit per value, the value closed over: jax.jit's own cache of static
+        # arguments treats 2, 2.0 and True as one value in jax 0.8.3 (equal, same hash;
+        # JAX issue 9273; 0.9.2 tells them apart).  That cache is JAX's; this test is
+        # about jext's, on every supported JAX.
+        return jax.jit(lambda v: scale(v, factor=factor))(x)
+
+    for call in (scale, jitted):
         assert call(xi, factor=2.0).dtype == (xi * 2.0).dtype == jnp.float32
         assert call(xi, factor=2).dtype == (xi * 2).dtype == jnp.int32
         assert call(xb, factor=1).dtype == (xb * 1).dtype == jnp.int32

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import inspect
+import pickle
 import re
+import tomllib
 from pathlib import Path
 
+import jax
 import jax.extend.core
+import numpy as np
 
 from jext import _jax
 
@@ -32,14 +37,26 @@ def test_jax_version_is_the_installed_release() -> None:
     assert _jax.JAX_VERSION[:3] == tuple(int(p) for p in release.group().split("."))[:3]
 
 
+def switches() -> dict[str, str]:
+    """Each switch's name and docstring: a function, or a name with a docstring below it."""
+    body = ast.parse(switches_section()).body
+    found = {}
+    for i, node in enumerate(body):
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = ast.get_docstring(node) or ""
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            below = body[i + 1] if i + 1 < len(body) else None
+            doc = below.value.value if isinstance(below, ast.Expr) else None
+            found[node.target.id] = doc if isinstance(doc, str) else ""
+    return found
+
+
 def test_each_switch_names_the_release_and_change_it_absorbs() -> None:
-    functions = [
-        node for node in ast.parse(switches_section()).body if isinstance(node, ast.FunctionDef)
-    ]
-    assert functions, "no version switch found"
-    for fn in functions:
-        doc = ast.get_docstring(fn) or ""
-        assert re.search(r"jax 0\.\d+", doc), f"{fn.name}: its docstring must name the release"
+    found = switches()
+    assert found.pop("JAX_VERSION") != ""  # the version itself, read by the switches
+    assert {"jaxpr_subcomp", "mlir_ir"} <= set(found)
+    for name, doc in found.items():
+        assert re.search(r"jax(lib)? 0\.\d+", doc), f"{name}: its docstring must name the release"
 
 
 def test_the_version_is_read_only_in_the_switches_section() -> None:
@@ -58,3 +75,60 @@ def test_the_version_is_read_only_in_the_switches_section() -> None:
 def test_public_jax_extend_names_are_used_where_they_exist() -> None:
     for name in ("ClosedJaxpr", "Jaxpr", "Primitive", "jaxpr_as_fun"):
         assert getattr(_jax, name) is getattr(jax.extend.core, name), name
+
+
+def test_mlir_ir_is_jax_extend_mlir_ir_typed_loosely() -> None:
+    """The same module; only its static type (Any) differs, for jax 0.8's missing stubs."""
+    import jax.extend.mlir.ir
+
+    assert _jax.mlir_ir is jax.extend.mlir.ir
+    assert hasattr(_jax.mlir_ir, "RankedTensorType")
+
+
+def test_the_native_example_builds_against_the_oldest_supported_ffi() -> None:
+    """XLA loads FFI handlers built against an older FFI API, never a newer one (jaxlib
+    0.8.3 refuses 0.10's): the example's build requirement is jext's oldest JAX."""
+    jext_deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    native = tomllib.loads((ROOT / "plugins/jext-example-native/pyproject.toml").read_text())
+    build = native["build-system"]["requires"]
+    for dist in ("jax", "jaxlib"):
+        (supported,) = [d for d in jext_deps if re.match(rf"{dist}[<>=]", d)]
+        oldest = re.search(r">=([\d.]+)", supported)
+        assert oldest is not None, supported
+        major, minor = oldest.group(1).split(".")[:2]
+        assert f"{dist}>={major}.{minor},<{major}.{int(minor) + 1}" in build
+
+
+def test_typed_keys_pickle_switch_matches_jax() -> None:
+    key = jax.random.key(0)
+    try:
+        pickle.dumps(key)
+    except TypeError as error:
+        assert "cannot pickle 'PRNGKeyArray'" in str(error)
+        assert not _jax.typed_keys_pickle()
+    else:
+        assert _jax.typed_keys_pickle()
+
+
+def test_random_exponential_out_sharding_switch_matches_jax() -> None:
+    takes = "out_sharding" in inspect.signature(jax.random.exponential).parameters
+    assert _jax.random_exponential_takes_out_sharding() == takes
+
+
+def test_literal_array_types_switch_matches_jax() -> None:
+    # 0.9.2 made JAX's tracing literal a numpy array; before it, jext lists it as an operand.
+    assert bool(_jax.literal_array_types()) == (_jax.JAX_VERSION < (0, 9, 2))
+    for literal in _jax.literal_array_types():
+        assert not issubclass(literal, np.ndarray)
+
+
+def test_cbrt_rounding_switch_matches_jax() -> None:
+    x = np.concatenate([10.0 ** np.linspace(-300.0, 300.0, 4001), np.linspace(-9.0, 9.0, 999)])
+    with jax.enable_x64(True):
+        got = np.asarray(jax.numpy.cbrt(x))
+    want = np.cbrt(x)
+    ulps = np.abs(got - want) / np.spacing(np.abs(want))
+    if _jax.xla_cbrt_is_correctly_rounded():
+        assert ulps.max() <= 0.5
+    else:
+        assert 1 < ulps.max() <= 115  # the documented miss, found by this sample too

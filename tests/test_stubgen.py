@@ -6,9 +6,12 @@ import io
 import re
 from pathlib import Path
 
+import jax
 import pytest
+from jax.typing import ArrayLike
 
 from jext._cli import main
+from jext._stubgen import _Imports, _render_type, generate
 
 
 def stubgen(*args: str) -> tuple[int, str]:
@@ -74,3 +77,17 @@ def test_stubs_import_plugins_by_public_paths_and_jax_scipy_by_star(tmp_path: Pa
             assert not re.search(rf"^from jax\.scipy\.{scope.stem} import \w", text, flags=re.M)
     special = (tmp_path / "jext-stubs" / "scipy" / "special.pyi").read_text()
     assert "from jext_scipy_special import ellipk as ellipk" in special
+
+
+def test_array_like_is_written_by_its_public_name() -> None:
+    """jax.typing.ArrayLike's members differ between JAX releases (0.8.3 adds a private
+    class): written by name, the stubs read the same whichever supported JAX wrote them."""
+    imports = _Imports()
+    assert _render_type(ArrayLike, imports) == "jax.typing.ArrayLike"
+    assert _render_type(ArrayLike | None, imports) == "jax.typing.ArrayLike | None"
+    assert imports.lines() == ["import jax.typing"]
+    # A union holding only some of its members is written out.
+    assert _render_type(jax.Array | int, _Imports()) == "jax.Array | int"
+    special = generate()["jext-stubs/scipy/special.pyi"]
+    assert "(x: jax.typing.ArrayLike) -> jax.Array: ..." in special
+    assert "_src" not in special

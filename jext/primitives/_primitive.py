@@ -66,7 +66,10 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_SCALAR_TYPES: Final = (bool, int, float, complex, np.ndarray, np.generic, jax.Array)
+_SCALAR_TYPES: Final = (
+    *(bool, int, float, complex, np.ndarray, np.generic, jax.Array),
+    *_jax.literal_array_types(),
+)
 _EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
 

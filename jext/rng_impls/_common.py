@@ -12,12 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo
 from jax.typing import ArrayLike
 
 import jext
 from jext import _jax
+from jext._jax import mlir_ir as ir
 
 Array = jax.Array
 Words = tuple[Array, ...]

@@ -30,6 +30,7 @@ import pytest
 import scipy.stats
 
 import jext
+from jext import _jax
 
 IMPLS = jext.random.impls()
 
@@ -145,8 +146,20 @@ def test_printing(name: str) -> None:
     assert str(keys)  # printing the array itself works
 
 
+def skip_where_jax_pickles_no_key(keys: jax.Array) -> None:
+    """Skip where JAX pickles no typed key (jax 0.8), having seen JAX's own error for its
+    threefry key and for ``keys`` alike: the limit is JAX's, not the impl's."""
+    if _jax.typed_keys_pickle():
+        return
+    for key in (jax.random.key(0), keys):
+        with pytest.raises(TypeError, match="cannot pickle 'PRNGKeyArray'"):
+            pickle.dumps(key)
+    pytest.skip("typed PRNG keys pickle from jax 0.9.1 on (JAX's own keys do not before it)")
+
+
 def test_pickling(name: str) -> None:
     keys = jax.random.split(make_key(name, 5), 3)
+    skip_where_jax_pickles_no_key(keys)
     for key in (keys[0], keys):
         again = pickle.loads(pickle.dumps(key))
         assert again.dtype == key.dtype
@@ -157,6 +170,7 @@ def test_pickling(name: str) -> None:
 
 
 def test_unpickling_in_a_new_process() -> None:
+    skip_where_jax_pickles_no_key(make_key(IMPLS[0]))
     payload = pickle.dumps({n: jax.random.split(make_key(n, 2), 2) for n in IMPLS})
     script = (
         "import pickle, sys, jax, numpy as np\n"
@@ -427,4 +441,8 @@ def sharded_results() -> dict[str, dict[str, str]]:
 
 @pytest.mark.parametrize("case", SHARDED_CASES)
 def test_sharded(name: str, case: str, sharded_results: dict[str, dict[str, str]]) -> None:
+    if case == "out_sharding_exponential" and not _jax.random_exponential_takes_out_sharding():
+        # JAX's own TypeError, for every impl: the argument is missing, not the impl wrong.
+        assert "unexpected keyword argument 'out_sharding'" in sharded_results[name][case]
+        pytest.skip("jax.random.exponential takes out_sharding from jax 0.10.1 on")
     assert sharded_results[name][case] == "ok"

@@ -238,7 +238,8 @@ def _initial_guess(a: jax.Array, y: jax.Array, q: jax.Array, lg1p: jax.Array) ->
     x_pow = jnp.exp(target / a)  # P ~ x^a / Gamma(a+1)
     # For a < 1 the root lies below 1.5 whenever y < 0.75 (P(a, 1.5) >= 1 - e^-1.5).
     pow_ok = (x_pow < 0.2 * (a + 1.0)) | ((a < 1.0) & (x_pow < 1.5) & (y < 0.75))
-    x_low = lax.cond(
+    # Annotated: jax 0.8.3 types lax.cond as Any, and jnp.where of an Any as Any.
+    x_low: jax.Array = lax.cond(
         jnp.any(pow_ok),
         lambda: _refine_low(a, target, jnp.where(pow_ok, x_pow, 0.1 * a)),
         lambda: x_pow,
@@ -263,7 +264,7 @@ def _initial_guess(a: jax.Array, y: jax.Array, q: jax.Array, lg1p: jax.Array) ->
     guess = jnp.where(x_low_ok, x_low, guess)
     # Small a above x = 1.5: refine on a truncated continued fraction.
     polish = ~lower & ~x_low_ok & (a < 1.0)
-    x_pol = lax.cond(
+    x_pol: jax.Array = lax.cond(
         jnp.any(polish),
         lambda: _refine_up(a, log_q, lg1p, jnp.where(polish, guess, 2.0)),
         lambda: guess,

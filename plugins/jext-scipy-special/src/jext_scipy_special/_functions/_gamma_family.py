@@ -77,7 +77,8 @@ def _erfi_impl(x: jax.Array) -> jax.Array:
         return term, acc + term / (2.0 * kf + 1.0)
 
     one = jnp.ones_like(xs)
-    series = lax.fori_loop(1, nterms + 1, add, (one, one))[1]
+    # Annotated: jax 0.8.3 types lax.fori_loop as Any, and jnp.where of an Any as Any.
+    series: jax.Array = lax.fori_loop(1, nterms + 1, add, (one, one))[1]
     near = (2.0 / math.sqrt(math.pi)) * xs * series
     xb = jnp.where(small, switch + 1.0, ax)
     inv = 1.0 / (2.0 * xb * xb)
