@@ -18,9 +18,6 @@ import scipy.special as sc  # type: ignore[import-untyped]
 import scipy.stats as st  # type: ignore[import-untyped]
 from jext_scipy_special import _functions as jf
 
-from jext.scipy import ScipyWrapper
-from jext.testing._scipy_checks import scipy_report
-
 Arrays = tuple[np.ndarray, ...]
 E1 = float(np.exp(-1.0))
 
@@ -318,13 +315,3 @@ def check_close(got: np.ndarray, ref: np.ndarray, rtol: float, floor: float) -> 
             f"{bad.sum()} values off (max rel err {err:.3g} > {rtol:.1g}); "
             f"first: got {got[fin][i]!r}, ref {ref[fin][i]!r}"
         )
-
-
-def assert_check_passes(wrapper: ScipyWrapper) -> None:
-    """Every check of ``jext check`` passes on ``wrapper``, none skipped (one shared
-    session: one compiled program per dtype)."""
-    report = scipy_report(wrapper)
-    failed = [f"{r.check}: {r.message}" for r in report.results if r.status == "fail"]
-    assert not failed, failed
-    ran = {r.check for r in report.results if r.status == "pass"}
-    assert {"values", "edge_cases", "jit_vmap", "gradients"} <= ran
