@@ -14,17 +14,15 @@ from __future__ import annotations
 import functools
 import importlib.resources
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from _special_cases import x64
 from jext_scipy_special._functions import _beta_family
 from jext_scipy_special._functions._beta_family import betaincc, betaincinv
-from test_special_families import _points
+from test_special_families import forward_and_reversed
 
 from jext.scipy import ScipyWrapper
-from jext.testing._scipy_checks import _compare, _in_dtype, oracle_of
+from jext.testing._scipy_checks import _compare
 
 WRAPPERS: tuple[ScipyWrapper, ...] = _beta_family.WRAPPERS
 IDS = [w.name for w in WRAPPERS]
@@ -32,17 +30,8 @@ IDS = [w.name for w in WRAPPERS]
 
 @functools.cache
 def _evaluate(name: str, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    """One jitted call per wrapper and dtype: the points forward and reversed, and SciPy."""
-    wrapper = _BY_NAME[name]
-    with np.errstate(all="ignore"):
-        args = [a.astype(dtype).astype(np.float64) for a in _points(wrapper)]
-    n = len(args[0])
-    with jax.enable_x64(dtype == "float64"), np.errstate(all="ignore"):
-        typed = jnp.stack([jnp.asarray(a, dtype) for a in args])
-        both = jnp.concatenate([typed, typed[:, ::-1]], axis=1)
-        out = np.asarray(jax.jit(lambda b: wrapper.function(*b))(both))
-        want = _in_dtype(oracle_of(wrapper)(*args), dtype)
-    return out[:n], np.ascontiguousarray(out[n:][::-1]), want, args
+    """One jitted call per wrapper and dtype, shared by the value and batch tests."""
+    return forward_and_reversed(_BY_NAME[name], dtype)
 
 
 _BY_NAME = {w.name: w for w in WRAPPERS}

@@ -47,9 +47,12 @@ def _points(wrapper: ScipyWrapper) -> list[np.ndarray]:
     return [np.concatenate(c) for c in cols]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("wrapper", WRAPPERS, ids=IDS)
-def test_values_edges_and_batch_independence(wrapper: ScipyWrapper, dtype: str) -> None:
+def forward_and_reversed(
+    wrapper: ScipyWrapper, dtype: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """One jitted call over every point of ``wrapper``'s domains and edges, forward then
+    reversed: the forward values, the reversed call's values in forward order, SciPy's
+    answer in ``dtype`` and the points."""
     with np.errstate(all="ignore"):
         args = [a.astype(dtype).astype(np.float64) for a in _points(wrapper)]
     n = len(args[0])
@@ -58,9 +61,15 @@ def test_values_edges_and_batch_independence(wrapper: ScipyWrapper, dtype: str) 
         both = jnp.concatenate([typed, typed[:, ::-1]], axis=1)
         out = np.asarray(jax.jit(lambda b: wrapper.function(*b))(both))
         want = _in_dtype(oracle_of(wrapper)(*args), dtype)
-    forward, backward = out[:n], out[n:][::-1]
-    bits = np.dtype(f"u{out.itemsize}")
-    np.testing.assert_array_equal(forward.view(bits), np.ascontiguousarray(backward).view(bits))
+    return out[:n], np.ascontiguousarray(out[n:][::-1]), want, args
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("wrapper", WRAPPERS, ids=IDS)
+def test_values_edges_and_batch_independence(wrapper: ScipyWrapper, dtype: str) -> None:
+    forward, backward, want, args = forward_and_reversed(wrapper, dtype)
+    bits = np.dtype(f"u{forward.itemsize}")
+    np.testing.assert_array_equal(forward.view(bits), backward.view(bits))
     rtol, atol = wrapper.tolerances[dtype]
     with np.errstate(all="ignore"):
         _compare(forward, want, rtol, atol, f"{wrapper.name} {dtype}", args)
