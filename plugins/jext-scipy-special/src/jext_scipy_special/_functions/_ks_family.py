@@ -1,0 +1,381 @@
+"""Kolmogorov-Smirnov distributions: ``kolmogorov, kolmogi, smirnov, smirnovi``.
+
+Methods:
+
+* ``kolmogorov(x)``, the survival function of the limiting Kolmogorov distribution, from
+  its two theta series: ``x > 1``: ``2 sum_k (-1)^(k-1) exp(-2 k^2 x^2)`` (5 terms), with
+  ``x^2`` split exactly into ``s + r`` so that ``exp(-2 x^2) = exp(-2 s) (1 - 2 r)`` keeps
+  full relative precision down to underflow; ``x <= 1``: ``1 - cdf``, ``cdf = sqrt(2 pi)/x
+  sum_k exp(-(2k-1)^2 pi^2 / (8 x^2))`` (4 terms).  Its derivative is minus the density,
+  the derivative of the same series.
+* ``kolmogi(p)``: Newton's method on ``log sf(x) = log p`` (``p <= 1/2``) or ``log cdf(x)
+  = log(1 - p)`` (``p > 1/2``), where both logarithms are nearly quadratic in ``x`` or
+  ``1/x``, from the leading term's inverse; a fixed number of steps (no element waits on
+  another).  Derivative ``-1 / pdf(kolmogi(p))``.
+* ``smirnov(n, e)``, the exact one-sided statistic's survival function (Birnbaum & Tingey
+  1951): ``e sum_{j=0}^{floor(n(1-e))} C(n, j) (1 - e - j/n)^(n-j) (e + j/n)^(j-1)``, all
+  terms positive.  The terms are built by their ratio from ``T_0 = (1 - e)^n`` (with a
+  power-of-two scale carried beside them, so that none under- or overflows), and an
+  element stops adding once its terms have passed their peak and fall below its sum's last
+  bit.  Its ``e``-derivative is the same sum with ``T_j (1/e - (n-j)/A_j + (j-1)/B_j)``.
+* ``smirnovi(n, p)``: Newton's method with bisection safeguard on ``smirnov(n, e) = p``
+  from ``e = sqrt(-log(p) / (2n))``, each element until its own step is below its last
+  bits.  Derivative ``-1 / pdf``.
+
+``n`` is truncated to an integer as SciPy does, and carries no derivative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+
+from ._common import entry_point, eps_of, is_double, iterate, nondiff, tangent
+from ._declare import declare
+
+__all__ = ["WRAPPERS", "kolmogi", "kolmogorov", "smirnov", "smirnovi"]
+
+Pair = tuple[jax.Array, jax.Array]
+
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_PI2_8 = math.pi**2 / 8.0
+_LOG2 = math.log(2.0)
+
+
+def _log1p(x: jax.Array) -> jax.Array:
+    """``log(1 + x)`` to ~1 ulp: XLA's ``log1p`` is 2.7e-14 relative off near ``x = -0.41``;
+    beyond ``|x| = 0.3`` the rounding of ``u = 1 + x`` is corrected to first order instead."""
+    u = 1.0 + x
+    return jnp.where(jnp.abs(x) < 0.3, jnp.log1p(x), jnp.log(u) - ((u - 1.0) - x) / u)
+
+
+def _two_product(a: jax.Array, b: jax.Array) -> Pair:
+    """``a * b = p + r`` exactly (Dekker's product by Veltkamp splitting)."""
+    c = 134217729.0 if is_double(a) else 4097.0  # 2^27 + 1, 2^12 + 1
+    ta, tb = c * a, c * b
+    ah = ta - (ta - a)
+    bh = tb - (tb - b)
+    al, bl = a - ah, b - bh
+    p = a * b
+    r = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, r
+
+
+def _kolmogorov_parts(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(sf, pdf, log sf, log cdf)`` at ``x > 0`` (each from the series that suits it)."""
+    big = x > 1.0
+    # x > 1: sf = 2 e^(-2 x^2) S, S = sum (-1)^(k-1) e^(-2 (k^2-1) x^2).
+    xb = jnp.where(big, x, 2.0)
+    s, r = _two_product(xb, xb)
+    lead = jnp.exp(-2.0 * s) * (1.0 - 2.0 * r)
+    alt = jnp.zeros_like(xb)
+    dalt = jnp.zeros_like(xb)
+    for k in range(5, 0, -1):  # smallest terms first
+        term = jnp.exp(-2.0 * (k * k - 1) * s) if k > 1 else jnp.ones_like(xb)
+        sign = 1.0 if k % 2 else -1.0
+        alt = alt + sign * term
+        dalt = dalt + sign * (k * k) * term
+    sf_big = 2.0 * lead * alt
+    pdf_big = 8.0 * xb * lead * dalt
+    logsf_big = _LOG2 - 2.0 * s - 2.0 * r + jnp.log(alt)
+    # x <= 1: cdf = sqrt(2 pi)/x e^(-a_1/x^2) C, C = sum e^(-(a_k - a_1)/x^2).
+    xs = jnp.where(big, 0.5, x)
+    w = 1.0 / (xs * xs)
+    lead_s = jnp.exp(-_PI2_8 * w)
+    tot = jnp.zeros_like(xs)
+    dtot = jnp.zeros_like(xs)
+    for k in range(4, 0, -1):
+        a = (2 * k - 1) ** 2 * _PI2_8
+        term = jnp.exp(-(a - _PI2_8) * w) if k > 1 else jnp.ones_like(xs)
+        tot = tot + term
+        dtot = dtot + term * (2.0 * a * w - 1.0)
+    cdf_small = _SQRT_2PI / xs * lead_s * tot
+    pdf_small = _SQRT_2PI * w * lead_s * dtot
+    logcdf_small = math.log(_SQRT_2PI) - jnp.log(xs) - _PI2_8 * w + jnp.log(tot)
+    sf = jnp.where(big, sf_big, 1.0 - cdf_small)
+    pdf = jnp.where(big, pdf_big, pdf_small)
+    log_sf = jnp.where(big, logsf_big, _log1p(-cdf_small))
+    log_cdf = jnp.where(big, _log1p(-sf_big), logcdf_small)
+    return sf, pdf, log_sf, log_cdf
+
+
+def _kolmogorov_pair(x: jax.Array) -> Pair:
+    pos = x > 0.0
+    xp = jnp.where(pos & jnp.isfinite(x), x, 1.0)
+    sf, pdf, _, _ = _kolmogorov_parts(xp)
+    sf = jnp.where(pos, sf, 1.0)
+    pdf = jnp.where(pos, pdf, 0.0)
+    sf = jnp.where(x == jnp.inf, 0.0, sf)
+    pdf = jnp.where(x == jnp.inf, 0.0, pdf)
+    nan = jnp.isnan(x)
+    return jnp.where(nan, jnp.nan, sf), jnp.where(nan, jnp.nan, pdf)
+
+
+@jax.custom_jvp
+def _kolmogorov(x: jax.Array) -> jax.Array:
+    return _kolmogorov_pair(x)[0]
+
+
+@_kolmogorov.defjvp
+def _kolmogorov_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    sf, pdf = _kolmogorov_pair(x)
+    return sf, -pdf * dx
+
+
+_KOLMOGI_STEPS = 6
+
+
+def _kolmogi_impl(p: jax.Array) -> jax.Array:
+    inner = (p > 0.0) & (p < 1.0)
+    pp = jnp.where(inner, p, 0.5)
+    upper = pp <= 0.5  # solve log sf(x) = log p, x >= 0.83
+    q = 1.0 - pp  # exact for p > 1/2
+    log_target = jnp.where(upper, jnp.log(pp), jnp.log(q))
+    # First guesses: the leading terms' inverses (sf ~ 2 e^(-2x^2); cdf ~ sqrt(2pi)/x
+    # e^(-pi^2/(8x^2)), solved for t = pi^2/(8x^2) by two fixed-point steps).
+    x_up = jnp.sqrt(jnp.maximum(0.5 * (_LOG2 - log_target), 0.35))
+    t = jnp.maximum(-log_target, 0.2)
+    for _ in range(2):
+        t = jnp.maximum(math.log(_SQRT_2PI) - 0.5 * jnp.log(_PI2_8 / t) - log_target, 0.2)
+    x_low = jnp.sqrt(_PI2_8 / t)
+    x = jnp.where(upper, x_up, x_low)
+    for _ in range(_KOLMOGI_STEPS):
+        sf, pdf, log_sf, log_cdf = _kolmogorov_parts(x)
+        # Newton on the logarithm: f = log sf - log p (f' = -pdf/sf), or log cdf - log q.
+        step = jnp.where(upper, (log_sf - log_target) * sf / pdf, -(log_cdf - log_target) * (1.0 - sf) / pdf)
+        x = jnp.maximum(x + step, 0.5 * x)
+    x = jnp.where(p == 0.0, jnp.inf, x)
+    x = jnp.where(p == 1.0, 0.0, x)
+    return jnp.where(inner | (p == 0.0) | (p == 1.0), x, jnp.nan)
+
+
+@jax.custom_jvp
+def _kolmogi(p: jax.Array) -> jax.Array:
+    return _kolmogi_impl(p)
+
+
+@_kolmogi.defjvp
+def _kolmogi_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (p,), (dp,) = primals, tangents
+    x = _kolmogi(p)
+    _, pdf = _kolmogorov_pair(x)
+    return x, -dp / pdf
+
+
+# ---------------------------------------------------------------- smirnov
+_SMIRNOV_MAX_TERMS = 10**7
+
+
+def _smirnov_pair(n: jax.Array, e: jax.Array, with_pdf: bool) -> Pair:
+    """``(sf, pdf)`` for whole ``n >= 1`` and ``0 < e < 1`` (the caller masks the rest)."""
+    dtype = e.dtype
+    # n e = ne_hi + ne_lo exactly: n A_j = n - j - n e and n B_j = n e + j are then exact
+    # to the last bit even where A_j is a small difference of large numbers.
+    ne_hi, ne_lo = _two_product(n, e)
+    log_t0 = n * _log1p(-e)
+    k0 = jnp.floor(log_t0 / _LOG2)
+    m0 = jnp.exp(log_t0 - k0 * _LOG2)
+    # T_0 contributes nothing to the derivative's 1/e + (j-1)/B_j part (B_0 = e).
+    d0 = m0 * (-n / (1.0 - e))
+    bits = 200.0 if is_double(e) else 50.0  # the terms' power-of-two rescaling step
+    big, small = 2.0**bits, 2.0**-bits
+    tiny = eps_of(e) * 1e-2
+    # state: (j, term, sum, derivative sum, exponent k, done); done at once when n e > n - 1
+    # (the sum is its first term).
+    state = (jnp.zeros_like(e), m0, m0, d0, k0, ((n - 1.0) - ne_hi) - ne_lo < 0.0)
+
+    def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        j, m, acc, dacc, k, done = st
+        j1 = j + 1.0
+        na = ((n - j) - ne_hi) - ne_lo  # n A_j
+        na1 = ((n - j1) - ne_hi) - ne_lo  # n A_{j+1} = n A_j - 1
+        nb = (j + ne_hi) + ne_lo  # n B_j
+        nb1 = (j1 + ne_hi) + ne_lo
+        alive = na1 > 0.0
+        na1s = jnp.where(alive, na1, 1.0)
+        # T_{j+1}/T_j = (n-j)/(j+1) (A_{j+1}/A_j)^(n-j-1) (B_{j+1}/B_j)^(j-1) B_{j+1}/A_j;
+        # log(A_{j+1}/A_j) = log1p(-1/(n A_j)), directly where that is close to -1.
+        log_a = jnp.where(na > 2.0, _log1p(-1.0 / na), jnp.log(na1s / na))
+        log_ratio = (n - j - 1.0) * log_a + (j - 1.0) * _log1p(1.0 / nb)
+        ratio = (n - j) / j1 * jnp.exp(log_ratio) * (nb1 / na)
+        m_new = jnp.where(alive, m * ratio, 0.0)
+        acc_new = acc + m_new
+        dacc_new = dacc
+        if with_pdf:
+            dacc_new = dacc + m_new * (1.0 / e + n * ((j1 - 1.0) / nb1 - (n - j1) / na1s))
+        up = m_new > big
+        down = (m_new < small) & (m_new > 0.0)
+        f = jnp.where(up, small, jnp.where(down, big, 1.0))
+        k_new = k + jnp.where(up, bits, jnp.where(down, -bits, 0.0))
+        fading = (ratio < 1.0) & (m_new <= tiny * acc_new)
+        return (j1, m_new * f, acc_new * f, dacc_new * f, k_new, ~alive | fading)
+
+    _, _, acc, dacc, k, _ = iterate(step, state, lambda st: st[5], _SMIRNOV_MAX_TERMS, dtype)
+    # Apply the exponent in two halves (2^k alone may underflow while the product is normal).
+    half = jnp.exp2(jnp.floor(0.5 * k))
+    rest = jnp.exp2(k - jnp.floor(0.5 * k))
+    sf = (acc * half) * rest
+    pdf = -((dacc * half) * rest) if with_pdf else jnp.zeros_like(sf)
+    return sf, pdf
+
+
+def _smirnov_masked(n: jax.Array, e: jax.Array, with_pdf: bool) -> Pair:
+    n = jnp.trunc(n)
+    ok = (n >= 1.0) & (e >= 0.0) & (e <= 1.0) & jnp.isfinite(n)
+    inner = ok & (e > 0.0) & (e < 1.0)
+    nn = jnp.where(inner, n, 1.0)
+    ee = jnp.where(inner, e, 0.5)
+    sf, pdf = _smirnov_pair(nn, ee, with_pdf)
+    sf = jnp.where(e == 0.0, 1.0, jnp.where(e == 1.0, 0.0, sf))
+    # At e = 0 and e = 1 the density is n and 0 (n = 1: 1); only the interior is used.
+    pdf = jnp.where(inner, pdf, 0.0)
+    return jnp.where(ok, sf, jnp.nan), jnp.where(ok, pdf, jnp.nan)
+
+
+@jax.custom_jvp
+def _smirnov(n: jax.Array, e: jax.Array) -> jax.Array:
+    return _smirnov_masked(n, e, False)[0]
+
+
+def _smirnov_jvp(primals: Pair, tangents: tuple[object, object]) -> Pair:
+    n, e = primals
+    dn, de = tangents
+    nondiff(dn, "smirnov", "n")
+    sf, pdf = _smirnov_masked(n, e, True)
+    return sf, -pdf * tangent(de, e)
+
+
+_smirnov.defjvp(_smirnov_jvp, symbolic_zeros=True)
+
+_SMIRNOVI_MAX_STEPS = 60
+
+
+def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
+    n = jnp.trunc(n)
+    ok = (n >= 1.0) & jnp.isfinite(n) & (p >= 0.0) & (p <= 1.0)
+    inner = ok & (p > 0.0) & (p < 1.0)
+    nn = jnp.where(inner, n, 1.0)
+    pp = jnp.where(inner, p, 0.5)
+    eps = eps_of(p)
+    e0 = jnp.clip(jnp.sqrt(-jnp.log(pp) / (2.0 * nn)), 0.25 * eps, 1.0 - 0.5 * eps)
+    lo, hi = jnp.zeros_like(pp), jnp.ones_like(pp)
+    log_p = jnp.log(pp)
+
+    def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        e, lo, hi, _ = st
+        sf, pdf = _smirnov_pair(nn, e, True)
+        above = sf > pp  # the root is to the right of e
+        lo = jnp.where(above, e, lo)
+        hi = jnp.where(above, hi, e)
+        # Newton on log sf(e) = log p (log sf is nearly quadratic in e, sf is not).
+        newton = e + (jnp.log(sf) - log_p) * sf / pdf
+        inside = (newton >= lo) & (newton <= hi) & jnp.isfinite(newton)
+        e_new = jnp.where(inside, newton, 0.5 * (lo + hi))
+        e_new = jnp.where(sf == pp, e, e_new)
+        done = jnp.abs(e_new - e) <= 2.0 * eps * e
+        return (e_new, lo, hi, done)
+
+    state = (e0, lo, hi, jnp.zeros(pp.shape, bool))
+    e = iterate(step, state, lambda st: st[3], _SMIRNOVI_MAX_STEPS, pp.dtype, unroll=1)[0]
+    e = jnp.where(p == 0.0, 1.0, jnp.where(p == 1.0, 0.0, e))
+    return jnp.where(ok, e, jnp.nan)
+
+
+@jax.custom_jvp
+def _smirnovi(n: jax.Array, p: jax.Array) -> jax.Array:
+    return _smirnovi_impl(n, p)
+
+
+def _smirnovi_jvp(primals: Pair, tangents: tuple[object, object]) -> Pair:
+    n, p = primals
+    dn, dp = tangents
+    nondiff(dn, "smirnovi", "n")
+    e = _smirnovi(n, p)
+    _, pdf = _smirnov_masked(n, e, True)
+    return e, -tangent(dp, p) / pdf
+
+
+_smirnovi.defjvp(_smirnovi_jvp, symbolic_zeros=True)
+
+_KOLMOGOROV = entry_point(_kolmogorov)
+_KOLMOGI = entry_point(_kolmogi)
+_SMIRNOV = entry_point(_smirnov)
+_SMIRNOVI = entry_point(_smirnovi)
+
+
+def kolmogorov(y: ArrayLike) -> jax.Array:
+    """Complementary CDF of the Kolmogorov distribution, mirroring
+    ``scipy.special.kolmogorov`` (1 for ``y <= 0``).  Differentiable: minus the density."""
+    return _KOLMOGOROV(y)
+
+
+def kolmogi(p: ArrayLike) -> jax.Array:
+    """Inverse of :func:`kolmogorov` in ``y``, mirroring ``scipy.special.kolmogi`` (``inf`` at
+    0, 0 at 1, nan outside ``[0, 1]``).  Differentiable: ``-1 / pdf``."""
+    return _KOLMOGI(p)
+
+
+def smirnov(n: ArrayLike, d: ArrayLike) -> jax.Array:
+    """Exact one-sided Kolmogorov-Smirnov survival function ``P(D_n^+ >= d)``, mirroring
+    ``scipy.special.smirnov`` (``n`` truncated to an integer, nan for ``n < 1`` or ``d``
+    outside ``[0, 1]``).  Differentiable in ``d``.  The sum has ``n (1 - d)`` terms at most."""
+    return _SMIRNOV(n, d)
+
+
+def smirnovi(n: ArrayLike, p: ArrayLike) -> jax.Array:
+    """Inverse of :func:`smirnov` in ``d``, mirroring ``scipy.special.smirnovi``.
+    Differentiable in ``p``: ``-1 / pdf``."""
+    return _SMIRNOVI(n, p)
+
+
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare(
+        "kolmogorov",
+        kolmogorov,
+        domains=(Domain(((0.02, 20.0),), log=True), Domain(((0.5, 3.0),))),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.0,)), EdgeCase((-1.0,)), EdgeCase((19.3,)), EdgeCase((27.5,))),
+    ),
+    declare(
+        "kolmogi",
+        kolmogi,
+        # Down to 1e-37 (float32's normal range: XLA flushes subnormal inputs to 0); the
+        # float64 tail to 1e-300 is in the edge cases.
+        domains=(Domain(((1e-37, 1.0),), log=True), Domain(((0.0, 1.0),))),
+        differentiable=(0,),
+        edge_cases=tuple(EdgeCase((p,)) for p in (0.5, 1.5, 1e-300, 1e-200, 1e-100, 1 - 1e-15)),
+    ),
+    declare(
+        "smirnov",
+        smirnov,
+        domains=(
+            Domain(((1.0, 50.0), (0.0, 1.0)), integers=(0,)),
+            Domain(((50.0, 1000.0), (0.0, 0.2)), integers=(0,)),
+        ),
+        differentiable=(1,),
+        # float32: the first term (1 - d)^n = exp(n log(1 - d)) carries the float32 rounding
+        # of an exponent of up to ~50, and every term inherits it: ~|log sf| 6e-8 relative.
+        tolerances={"float64": (1e-12, 1e-300), "float32": (2e-5, 1e-30)},
+        edge_cases=(EdgeCase((5.0, 0.2)), EdgeCase((1.0, 0.3)), EdgeCase((0.0, 0.5))),
+    ),
+    declare(
+        "smirnovi",
+        smirnovi,
+        domains=(
+            Domain(((1.0, 50.0), (0.0, 1.0)), integers=(0,)),
+            Domain(((50.0, 1000.0), (1e-30, 1.0)), integers=(0,), log=True),
+        ),
+        differentiable=(1,),
+        # Near p = 1 the root d is small and ill-conditioned (d' = -1/pdf, pdf ~ 1): an ulp
+        # of p moves it by ~1e-16 absolute, and SciPy's answer is no closer (both give
+        # smirnov within an ulp of p); float32 as smirnov's, with its ulp of p.
+        tolerances={"float64": (1e-12, 1e-15), "float32": (2e-5, 1e-6)},
+        edge_cases=(EdgeCase((5.0, 0.2)), EdgeCase((1.0, 0.3)), EdgeCase((0.0, 0.5))),
+    ),
+)
