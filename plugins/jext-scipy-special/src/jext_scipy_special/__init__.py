@@ -38,6 +38,7 @@ from jext_scipy_special._functions import (
 from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
 from jext_scipy_special._functions._ks_family import WRAPPERS as _KS_FAMILY
+from jext_scipy_special._functions._voigt import WRAPPERS as _VOIGT
 from jext_scipy_special._functions._stats import WRAPPERS as _STATS
 
 __all__ = [
@@ -158,6 +159,7 @@ WRAPPERS += _ELEMENTARY
 WRAPPERS += _GAMMADIST
 WRAPPERS += _STATS
 WRAPPERS += _KS_FAMILY
+WRAPPERS += _VOIGT
 
 
 @jext.hooks.register_scipy_wrappers
