@@ -260,6 +260,30 @@ def _beta_family_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _ks_voigt_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """Kolmogorov-Smirnov functions and ``voigt_profile`` (``_ks_family.py``, ``_voigt.py``)."""
+    from jext_scipy_special._functions import _ks_family as ks
+    from jext_scipy_special._functions import _voigt as vo
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    def logu(lo: float, hi: float) -> np.ndarray:
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), N))
+
+    def with_int_n(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda n, *args: fn(n.astype(np.int64), *args)
+
+    ns = np.floor(u(1.0, 20.0))  # SciPy's own sum takes ~5 us per element at n ~ 10
+    return {
+        "kolmogorov": (ks.kolmogorov, sc.kolmogorov, (logu(0.02, 20.0),)),
+        "kolmogi": (ks.kolmogi, sc.kolmogi, (u(0.0, 1.0),)),
+        "smirnov": (ks.smirnov, with_int_n(sc.smirnov), (ns, u(0.0, 1.0))),
+        "smirnovi": (ks.smirnovi, with_int_n(sc.smirnovi), (ns, u(0.0, 1.0))),
+        "voigt_profile": (vo.voigt_profile, sc.voigt_profile, (u(-10.0, 10.0), u(0.1, 5.0), u(0.1, 5.0))),
+    }
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -291,6 +315,7 @@ def main() -> int:
     only = set(sys.argv[1:])
     cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
     cases |= _poly_misc_inputs(rng) | _bessel_jy_inputs(rng) | _beta_family_inputs(rng)
+    cases |= _ks_voigt_inputs(rng)
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
             continue
@@ -310,6 +335,8 @@ def main() -> int:
                 "bdtri",
                 "fdtri",
                 "stdtrit",
+                "smirnov",
+                "smirnovi",
             )
             else 5
             if name in ("gdtr", "gdtrc", "chdtr", "chdtrc", "pdtr", "pdtrc")

@@ -26,6 +26,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
@@ -63,17 +64,17 @@ def _w_trapezoid(x: jax.Array, y: jax.Array) -> Pair:
     shifted = jnp.abs(frac) < 0.25
     offset = jnp.where(shifted, 0.5 * _H, 0.0)
     nmax = 20 if is_double(x) else 10
-    re = jnp.zeros_like(x)
-    im = jnp.zeros_like(x)
     y2 = y * y
-    # Outer nodes first (smallest weights), both signs of n together.
-    for n in range(nmax, -nmax - 2, -1):
-        t = n * _H + offset
+
+    # Outer nodes first (smallest weights), both signs of n together; a loop rather than
+    # 42 unrolled terms keeps the program (and its derivative's) small to compile.
+    def node(i: jax.Array, acc: Pair) -> Pair:
+        t = (nmax - i).astype(x.dtype) * _H + offset
         u = x - t
-        wt = jnp.exp(-t * t)
-        g = wt / (u * u + y2)
-        re = re + g * y
-        im = im + g * u
+        g = jnp.exp(-t * t) / (u * u + y2)
+        return acc[0] + g * y, acc[1] + g * u
+
+    re, im = lax.fori_loop(0, 2 * nmax + 2, node, (jnp.zeros_like(x), jnp.zeros_like(x)), unroll=6)
     re = re * (_H / math.pi)
     im = im * (_H / math.pi)
     # Correction 2 e^(-z^2) q / (1 -+ q) (sign: - plain nodes, + shifted), q = e^(2 pi i z/h).
@@ -89,9 +90,11 @@ def _w_trapezoid(x: jax.Array, y: jax.Array) -> Pair:
 
 
 def _w_fraction(x: jax.Array, y: jax.Array) -> Pair:
-    r = (jnp.zeros_like(x), jnp.zeros_like(x))
-    for k in range(_CF_LEVELS, 0, -1):
-        r = _cdiv((jnp.full_like(x, 0.5 * k), jnp.zeros_like(x)), (x - r[0], y - r[1]))
+    def level(i: jax.Array, r: Pair) -> Pair:
+        k = (_CF_LEVELS - i).astype(x.dtype)
+        return _cdiv((0.5 * k, jnp.zeros_like(x)), (x - r[0], y - r[1]))
+
+    r = lax.fori_loop(0, _CF_LEVELS, level, (jnp.zeros_like(x), jnp.zeros_like(x)), unroll=4)
     re, im = _cdiv((jnp.zeros_like(x), jnp.full_like(x, 1.0 / _SQRT_PI)), (x - r[0], y - r[1]))
     return re, im
 
