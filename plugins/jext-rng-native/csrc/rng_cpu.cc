@@ -37,8 +37,9 @@ namespace {
 constexpr int64_t kMinBytesPerThread = 1 << 16;
 
 // Output of at least this many bytes is backed by transparent huge pages where the
-// kernel offers them on request (THP "madvise" mode, the common default).
-constexpr int64_t kHugePageAdviceBytes = int64_t{8} << 20;
+// kernel offers them on request (THP "madvise" mode, the common default); numpy advises
+// its own arrays from the same size on.
+constexpr int64_t kHugePageAdviceBytes = int64_t{4} << 20;
 
 // Asks the kernel to back the whole 2 MiB pages inside [out, out + bytes) with huge pages
 // before the first write.  XLA allocates a fresh output buffer per call, and a large one
