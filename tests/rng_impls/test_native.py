@@ -77,11 +77,12 @@ def test_the_baseline_kernels_give_the_avx2_kernels_bits(
 ) -> None:
     # JEXT_RNG_AVX2=0 (read at each call) runs the kernels a CPU without AVX2 gets.  A key
     # whose counter carries inside the first block group, and over 4 MiB of output: the
-    # size at which the kernel asks for huge pages.
+    # size from which the kernel asks for huge pages (JEXT_RNG_HUGE_PAGES=0: it does not).
     keys = jnp.stack([key_data(rng, (), seed=7), jnp.asarray(rng.key_data(2**70 + 1, 2**64 - 3))])
     fn = jax.jit(lambda k: [cpu(rng)(k, bit_width=8, shape=s) for s in ((2**21 + 5,), (1001,))])
     fast, small = (np.asarray(x) for x in fn(keys))
     monkeypatch.setenv("JEXT_RNG_AVX2", "0")
+    monkeypatch.setenv("JEXT_RNG_HUGE_PAGES", "0")
     base, base_small = (np.asarray(x) for x in fn(keys))
     np.testing.assert_array_equal(base, fast)
     np.testing.assert_array_equal(base_small, draw(rule(rng, "cuda"), keys, 8, (1001,)))

@@ -41,16 +41,26 @@ constexpr int64_t kMinBytesPerThread = 1 << 16;
 // its own arrays from the same size on.
 constexpr int64_t kHugePageAdviceBytes = int64_t{4} << 20;
 
+// Whether an environment switch read at each call is set to "0".
+bool SwitchedOff(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "0") == 0;
+}
+
 // Asks the kernel to back the whole 2 MiB pages inside [out, out + bytes) with huge pages
 // before the first write.  XLA allocates a fresh output buffer per call, and a large one
 // is a fresh mapping: first touches of its 4 KiB pages (one page fault each, expensive in
 // a virtual machine) cost more than computing the bits.  Only pages entirely inside the
 // buffer are advised, so no other allocation is affected; failure is harmless.
+// JEXT_RNG_HUGE_PAGES=0 (read at each call) leaves the buffer alone: where the host takes
+// free memory back from a virtual machine, huge pages freed a while ago come back cold, and
+// their first touch costs more than 4 KiB pages' would (docs/rng.md).
 void AdviseHugePages(unsigned char* out, int64_t bytes) {
-  if (bytes < kHugePageAdviceBytes) return;
+  if (bytes < kHugePageAdviceBytes || SwitchedOff("JEXT_RNG_HUGE_PAGES")) return;
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(out) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(out) + static_cast<uintptr_t>(bytes)) & ~(kHuge - 1);
+  const uintptr_t first = reinterpret_cast<uintptr_t>(out);
+  const uintptr_t begin = (first + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (first + static_cast<uintptr_t>(bytes)) & ~(kHuge - 1);
 #ifdef MADV_HUGEPAGE
   if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 #endif
@@ -142,8 +152,7 @@ template <typename Gen>
 FillRangeFn ChooseFillRange() {
 #ifdef JEXT_RNG_HAVE_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  const char* wanted = std::getenv("JEXT_RNG_AVX2");
-  if (avx2 && !(wanted != nullptr && std::strcmp(wanted, "0") == 0)) return FillRangeAvx2<Gen>;
+  if (avx2 && !SwitchedOff("JEXT_RNG_AVX2")) return FillRangeAvx2<Gen>;
 #endif
   return FillRangePortable<Gen>;
 }
