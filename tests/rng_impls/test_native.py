@@ -84,8 +84,9 @@ def test_the_baseline_kernels_give_the_avx2_kernels_bits(
     monkeypatch.setenv("JEXT_RNG_AVX2", "0")
     monkeypatch.setenv("JEXT_RNG_HUGE_PAGES", "0")
     base, base_small = (np.asarray(x) for x in fn(keys))
+    # The AVX2 kernels' bits are held to the XLA path in test_strategies.py.
     np.testing.assert_array_equal(base, fast)
-    np.testing.assert_array_equal(base_small, draw(rule(rng, "cuda"), keys, 8, (1001,)))
+    np.testing.assert_array_equal(base_small, small)
     np.testing.assert_array_equal(small, fast[:, :1001])
 
 
