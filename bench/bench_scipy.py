@@ -280,7 +280,11 @@ def _ks_voigt_inputs(rng: np.random.Generator) -> dict[str, Case]:
         "kolmogi": (ks.kolmogi, sc.kolmogi, (u(0.0, 1.0),)),
         "smirnov": (ks.smirnov, with_int_n(sc.smirnov), (ns, u(0.0, 1.0))),
         "smirnovi": (ks.smirnovi, with_int_n(sc.smirnovi), (ns, u(0.0, 1.0))),
-        "voigt_profile": (vo.voigt_profile, sc.voigt_profile, (u(-10.0, 10.0), u(0.1, 5.0), u(0.1, 5.0))),
+        "voigt_profile": (
+            vo.voigt_profile,
+            sc.voigt_profile,
+            (u(-10.0, 10.0), u(0.1, 5.0), u(0.1, 5.0)),
+        ),
     }
 
 

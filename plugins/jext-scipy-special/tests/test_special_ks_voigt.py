@@ -65,7 +65,10 @@ def test_faddeeva_function_matches_mpmath_where_the_methods_meet() -> None:
     got = np.asarray(re) + 1j * np.asarray(im)
     with mpmath.workdps(40):
         want = np.array(
-            [complex(mpmath.exp(-mpmath.mpc(v) ** 2) * mpmath.erfc(-1j * mpmath.mpc(v))) for v in z]
+            [
+                complex(mpmath.exp(-(mpmath.mpc(v) ** 2)) * mpmath.erfc(-1j * mpmath.mpc(v)))
+                for v in z
+            ]
         )
     np.testing.assert_allclose(got.real, want.real, rtol=1e-13)
     np.testing.assert_allclose(got.imag, want.imag, rtol=1e-13)
@@ -77,7 +80,9 @@ def _exact_smirnov(n: int, e: float) -> float:
         total = mpmath.mpf(0)
         for j in range(int(mpmath.floor(n * (1 - d))) + 1):
             total += (
-                mpmath.binomial(n, j) * (1 - d - mpmath.mpf(j) / n) ** (n - j) * (d + mpmath.mpf(j) / n) ** (j - 1)
+                mpmath.binomial(n, j)
+                * (1 - d - mpmath.mpf(j) / n) ** (n - j)
+                * (d + mpmath.mpf(j) / n) ** (j - 1)
             )
         return float(d * total)
 

@@ -38,8 +38,8 @@ from jext_scipy_special._functions import (
 from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
 from jext_scipy_special._functions._ks_family import WRAPPERS as _KS_FAMILY
-from jext_scipy_special._functions._voigt import WRAPPERS as _VOIGT
 from jext_scipy_special._functions._stats import WRAPPERS as _STATS
+from jext_scipy_special._functions._voigt import WRAPPERS as _VOIGT
 
 __all__ = [
     "WRAPPERS",

@@ -10,7 +10,7 @@ Methods:
   the derivative of the same series.
 * ``kolmogi(p)``: Newton's method on ``log sf(x) = log p`` (``p <= 1/2``) or ``log cdf(x)
   = log(1 - p)`` (``p > 1/2``), where both logarithms are nearly quadratic in ``x`` or
-  ``1/x``, from the leading term's inverse; a fixed number of steps (no element waits on
+  ``1/x``, from the leading term's inverse; a fixed number of steps, 5 (no element waits on
   another).  Derivative ``-1 / pdf(kolmogi(p))``.
 * ``smirnov(n, e)``, the exact one-sided statistic's survival function (Birnbaum & Tingey
   1951): ``e sum_{j=0}^{floor(n(1-e))} C(n, j) (1 - e - j/n)^(n-j) (e + j/n)^(j-1)``, all
@@ -132,7 +132,7 @@ def _kolmogorov_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pa
     return sf, -pdf * dx
 
 
-_KOLMOGI_STEPS = 6
+_KOLMOGI_STEPS = 5  # 4 reach 4e-15 over [1e-300, 1 - 1e-16] (3: 2e-9 near p = 1/2)
 
 
 def _kolmogi_impl(p: jax.Array) -> jax.Array:
@@ -152,7 +152,9 @@ def _kolmogi_impl(p: jax.Array) -> jax.Array:
     for _ in range(_KOLMOGI_STEPS):
         sf, pdf, log_sf, log_cdf = _kolmogorov_parts(x)
         # Newton on the logarithm: f = log sf - log p (f' = -pdf/sf), or log cdf - log q.
-        step = jnp.where(upper, (log_sf - log_target) * sf / pdf, -(log_cdf - log_target) * (1.0 - sf) / pdf)
+        step = jnp.where(
+            upper, (log_sf - log_target) * sf / pdf, -(log_cdf - log_target) * (1.0 - sf) / pdf
+        )
         x = jnp.maximum(x + step, 0.5 * x)
     x = jnp.where(p == 0.0, jnp.inf, x)
     x = jnp.where(p == 1.0, 0.0, x)
@@ -195,7 +197,7 @@ def _smirnov_pair(n: jax.Array, e: jax.Array, with_pdf: bool) -> Pair:
     state = (jnp.zeros_like(e), m0, m0, d0, k0, ((n - 1.0) - ne_hi) - ne_lo < 0.0)
 
     def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        j, m, acc, dacc, k, done = st
+        j, m, acc, dacc, k, _ = st
         j1 = j + 1.0
         na = ((n - j) - ne_hi) - ne_lo  # n A_j
         na1 = ((n - j1) - ne_hi) - ne_lo  # n A_{j+1} = n A_j - 1
