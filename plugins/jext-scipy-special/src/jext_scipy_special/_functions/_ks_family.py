@@ -15,11 +15,12 @@ Methods:
 * ``smirnov(n, e)``, the exact one-sided statistic's survival function (Birnbaum & Tingey
   1951): ``e sum_{j=0}^{floor(n(1-e))} C(n, j) (1 - e - j/n)^(n-j) (e + j/n)^(j-1)``, all
   terms positive.  The terms are built by their ratio from ``T_0 = (1 - e)^n`` (with a
-  power-of-two scale carried beside them, so that none under- or overflows), and an
+  power-of-two scale carried beside them, so that none under- or overflows; ``n A_j = n -
+  j - n e`` from the exact product ``n e``, so a small ``A_j`` keeps its bits), and an
   element stops adding once its terms have passed their peak and fall below its sum's last
   bit.  Its ``e``-derivative is the same sum with ``T_j (1/e - (n-j)/A_j + (j-1)/B_j)``.
-* ``smirnovi(n, p)``: Newton's method with bisection safeguard on ``smirnov(n, e) = p``
-  from ``e = sqrt(-log(p) / (2n))``, each element until its own step is below its last
+* ``smirnovi(n, p)``: Newton's method with bisection safeguard on ``log smirnov(n, e) =
+  log p`` from ``e = sqrt(-log(p) / (2n))``, each element until its own step is below its last
   bits.  Derivative ``-1 / pdf``.
 
 ``n`` is truncated to an integer as SciPy does, and carries no derivative.
