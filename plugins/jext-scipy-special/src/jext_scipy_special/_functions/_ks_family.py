@@ -195,7 +195,14 @@ def _smirnov_pair(n: jax.Array, e: jax.Array, with_pdf: bool) -> Pair:
     tiny = eps_of(e) * 1e-2
     # state: (j, term, sum, derivative sum, exponent k, done); done at once when n e > n - 1
     # (the sum is its first term).
-    state = (jnp.zeros_like(e), m0, m0, d0, k0, ((n - 1.0) - ne_hi) - ne_lo < 0.0)
+    state: tuple[jax.Array, ...] = (
+        jnp.zeros_like(e),
+        m0,
+        m0,
+        d0,
+        k0,
+        ((n - 1.0) - ne_hi) - ne_lo < 0.0,
+    )
 
     def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         j, m, acc, dacc, k, _ = st
@@ -291,7 +298,7 @@ def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
         done = jnp.abs(e_new - e) <= 2.0 * eps * e
         return (e_new, lo, hi, done)
 
-    state = (e0, lo, hi, jnp.zeros(pp.shape, bool))
+    state: tuple[jax.Array, ...] = (e0, lo, hi, jnp.zeros(pp.shape, bool))
     e = iterate(step, state, lambda st: st[3], _SMIRNOVI_MAX_STEPS, pp.dtype, unroll=1)[0]
     e = jnp.where(p == 0.0, 1.0, jnp.where(p == 1.0, 0.0, e))
     return jnp.where(ok, e, jnp.nan)
