@@ -66,20 +66,17 @@ def _w_trapezoid(x: jax.Array, y: jax.Array) -> Pair:
     nmax = 20 if is_double(x) else 10
     y2 = y * y
 
-    # Outer nodes first (smallest weights), both signs of n together; a loop rather than
-    # 42 unrolled terms keeps the program (and its derivative's) small to compile.
-    nodes = [(nmax - i) * _H for i in range(2 * nmax + 2)]
-    plain = jnp.asarray([math.exp(-t * t) for t in nodes], x.dtype)
-    half = jnp.asarray([math.exp(-(t + 0.5 * _H) ** 2) for t in nodes], x.dtype)
-
-    def node(i: jax.Array, acc: Pair) -> Pair:
-        t = (nmax - i).astype(x.dtype) * _H + offset
-        u = x - t
-        # The weights e^(-t^2) of both node sets are constants (no exp per element).
-        g = jnp.where(shifted, half[i], plain[i]) / (u * u + y2)
-        return acc[0] + g * y, acc[1] + g * u
-
-    re, im = lax.fori_loop(0, 2 * nmax + 2, node, (jnp.zeros_like(x), jnp.zeros_like(x)), unroll=6)
+    # Outer nodes first (smallest weights); the weights e^(-t^2) of both node sets are
+    # constants (no exp per element).
+    re = jnp.zeros_like(x)
+    im = jnp.zeros_like(x)
+    for n in range(nmax, -nmax - 2, -1):
+        t = n * _H
+        wt = jnp.where(shifted, math.exp(-((t + 0.5 * _H) ** 2)), math.exp(-t * t))
+        u = x - (t + offset)
+        g = wt / (u * u + y2)
+        re = re + g * y
+        im = im + g * u
     re = re * (_H / math.pi)
     im = im * (_H / math.pi)
     # Correction 2 e^(-z^2) q / (1 -+ q) (sign: - plain nodes, + shifted), q = e^(2 pi i z/h).
@@ -138,13 +135,17 @@ def _voigt_parts(x: jax.Array, sigma: jax.Array, gamma: jax.Array) -> tuple[jax.
     """``(V, dV/dx, dV/dsigma, dV/dgamma)`` (SciPy's conventions at the edges)."""
     both = (sigma != 0.0) & (gamma != 0.0)
     ss = jnp.where(both, sigma, 1.0)
-    scale = 1.0 / (ss * math.sqrt(2.0))
-    zr = jnp.where(both, x * scale, 0.0)
-    zi = jnp.where(both, gamma * scale, 1.0)
+    # Divisions, not products with reciprocals: XLA rounds the latter differently in
+    # arrays of two elements than in longer ones (an element's value would depend on its
+    # batch).
+    s2 = ss * math.sqrt(2.0)
+    scale = 1.0 / s2
+    zr = jnp.where(both, x / s2, 0.0)
+    zi = jnp.where(both, gamma / s2, 1.0)
     zr = jnp.clip(zr, -1e300, 1e300)  # far out: the fraction's 0 limit (nan stays nan)
     wr, wi = _w_anywhere(zr, zi)
     norm = 1.0 / (ss * _SQRT_2PI)
-    v = wr * norm
+    v = wr / (ss * _SQRT_2PI)
     # w' = -2 z w + 2i/sqrt(pi); dz/dx = scale, dz/dgamma = i scale, dz/dsigma = -z/sigma.
     dwr, dwi = _cmul((-2.0 * zr, -2.0 * zi), (wr, wi))
     dwi = dwi + 2.0 / _SQRT_PI
