@@ -35,6 +35,7 @@ from jext_scipy_special._functions import (
     lambertw,
     stdtr,
 )
+from jext_scipy_special._functions._discrete import WRAPPERS as _DISCRETE
 from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
 from jext_scipy_special._functions._stats import WRAPPERS as _STATS
@@ -156,6 +157,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
 WRAPPERS += _ELEMENTARY
 WRAPPERS += _GAMMADIST
 WRAPPERS += _STATS
+WRAPPERS += _DISCRETE
 
 
 @jext.hooks.register_scipy_wrappers
