@@ -10,17 +10,22 @@ the batch.
 
 Quantiles follow ``rv_discrete``'s conventions: ``ppf(q)`` is the smallest integer ``k``
 of the support with ``cdf(k) >= q`` and ``isf(q)`` the smallest with ``sf(k) <= q``, both
-decided by this module's own ``cdf``/``sf`` at integers, met within 4 ulp of ``q`` (a
-``cdf`` value that is exactly ``q``, as ``binom(4, 1/2)`` at ``k = 0`` is ``1/16``, may
-come out of the incomplete beta a few ulp low; SciPy's Boost quantile returns ``k``
-there).  ``ppf(0) = isf(1) = -1 + loc`` (one below the support), ``ppf(1) = isf(0)``
+decided by this module's own ``cdf``/``sf`` at integers, on the smaller tail ``t``
+(``sf(k) <= 1 - q`` for ``ppf`` above ``q = 1/2``) within ``512 eps t`` (plus half an
+ulp of ``q`` above ``q = 1/2``, the rounding of a ``cdf`` value near 1): ``q`` taken from a ``cdf``
+value (SciPy's, or an exact one such as ``1/16`` for ``binom(4, 1/2)`` at ``k = 0``)
+gives that ``k`` back, as SciPy's Boost quantile does, though the incomplete beta here is
+good to ~6e-14 relative in deep tails, not to 1 ulp.
+``ppf(0) = isf(1) = -1 + loc`` (one below the support), ``ppf(1) = isf(0)``
 the upper end of the support (``n`` or ``inf``) plus ``loc``.  The search starts from
 the Cornish-Fisher approximation (usually the answer or one off), then gallops with
 doubling steps and bisects, each element stopping once its own bracket is one wide.
-``isf`` uses ``sf`` directly: SciPy's ``poisson.isf`` goes through ``ppf(1 - q)`` and
-returns nan for ``q < 1.1e-16`` (the only place where this module differs from SciPy on
-purpose).  float32 quantiles may be one off where ``q`` lies within the float32
-``cdf``'s own error of a ``cdf`` value.
+``isf`` uses ``sf`` directly, so tiny ``q`` keep their quantile where SciPy loses it
+(the only places where this module differs from SciPy on purpose): SciPy's
+``poisson.isf`` goes through ``ppf(1 - q)`` and returns nan for ``q < 1.1e-16``, and its
+``binom.isf`` returns ``n`` once ``q`` is below ~1e-17 (``binom.isf(1e-20, 120, 0.5)``
+is 120; the smallest ``k`` with ``sf(k) <= 1e-20`` is 107).  float32 quantiles may be
+one off where ``q`` lies within the float32 ``cdf``'s own error of a ``cdf`` value.
 
 Derivatives: ``cdf``/``sf`` in ``p`` (``mu``) by the closed forms
 ``d/dp binom.cdf = -(n-k) C(n,k) p^k (1-p)^(n-k-1)``,
@@ -253,13 +258,19 @@ def _search(family: _Family, upper: bool) -> Callable[..., tuple[jax.Array]]:
         guess = jnp.clip(jnp.where(jnp.isfinite(guess), guess, 0.0), 0.0, top - 1.0)
         guess = jnp.maximum(guess, 0.0)
 
-        # A cdf value that is exactly q (binom(4, 1/2) at 1/16) may come out of the
-        # incomplete beta or gamma a few ulp off: q is met within 4 ulp of it.
-        slack = 4.0 * eps_of(q) * q
+        # Decided on the smaller tail t (1 - q is exact for q >= 1/2) within a slack:
+        # q taken from a cdf value (SciPy's, or exactly 1/16 for binom(4, 1/2) at 0)
+        # must give that k back.  The incomplete beta and gamma here are good to ~6e-14
+        # relative in the deep tails (512 ulp of t), and a q near 1 carries the rounding
+        # of a cdf value near 1 (half an ulp of q, absolute).
+        eps = eps_of(q)
+        by_cdf = (q > 0.5) if upper else (q <= 0.5)
+        t = jnp.where(by_cdf != upper, q, 1.0 - q)
+        slack = 512.0 * eps * t + jnp.where(q > 0.5, 0.25 * eps * q, 0.0)
 
         def good(k: jax.Array) -> jax.Array:
             cdf, sf = family.tails(k, s1, s2)
-            return (sf <= q + slack) if upper else (cdf >= q - slack)
+            return jnp.where(by_cdf, cdf >= t - slack, sf <= t + slack)
 
         def cond(st: _SearchState) -> jax.Array:
             i, _, _, _, _, done = st
