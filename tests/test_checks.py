@@ -15,7 +15,7 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
-from jext.testing._checks import check_report, run_check
+from jext.testing._checks import _Together, check_report, run_check
 
 X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
 
@@ -147,6 +147,39 @@ def test_gpu_rule_right_at_the_examples_only_fails_under_vmap_or_grad() -> None:
     st, message = status(prim, "lowering")
     assert st == "fail" and "cuda rule" in message
     assert "vmap of" in message or "grad of" in message
+
+
+def test_rule_that_cannot_run_here_leaves_the_other_comparisons_whole() -> None:
+    # The lowering check runs its computations as one program.  A TPU rule that cannot
+    # be lowered for CPU breaks that program; the check must still hold the CPU rule to
+    # the reference (wrong here, right in the second primitive) and note the TPU rule.
+    helper = jext.primitive("checks.tpu_only_helper", reference_lowering=["tpu"])(
+        lambda x, /: 2 * x
+    )
+
+    def via_helper(x: Any) -> Any:
+        return helper(x)
+
+    wrong = make("tpu_rule_needs_tpu", lambda x, /: 2 * x)
+    wrong.def_lowering(via_helper, platform="tpu")
+    wrong.def_lowering(lambda x: 3 * x, platform="cpu")
+    st, message = status(wrong, "lowering")
+    assert st == "fail" and "cpu rule" in message and "vs the reference" in message
+    right = make("tpu_rule_needs_tpu_ok", lambda x, /: 2 * x)
+    right.def_lowering(via_helper, platform="tpu")
+    right.def_lowering(lambda x: x + x, platform="cpu")
+    st, message = status(right, "lowering")
+    assert st == "pass" and "tpu rule" in message and "cannot run on CPU" in message
+
+
+def test_parts_of_one_program_keep_their_own_results_and_errors() -> None:
+    def wrong(x: Any) -> Any:
+        raise ValueError("part b is wrong")
+
+    together = _Together({"a": (lambda x: x + 1, [X]), "b": (wrong, [X])})
+    np.testing.assert_array_equal(together.get("a"), X + 1)
+    with pytest.raises(ValueError, match="part b is wrong"):
+        together.get("b")
 
 
 def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -64,6 +65,30 @@ _FD: Final = {
 _BATCH: Final = 3
 
 
+class _Shared:
+    """Values the checks of one example compute once and share, across threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._values: dict[str, tuple[bool, Any]] = {}
+
+    def get(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``'s value (or its exception, raised again) for ``key``, computed once."""
+        with self._lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._values:
+                try:
+                    self._values[key] = (True, compute())
+                except Exception as err:
+                    self._values[key] = (False, err)
+            ok, value = self._values[key]
+        if not ok:
+            raise value
+        return value
+
+
 @dataclass(frozen=True, slots=True)
 class _Case:
     """One example, flattened: the call the checks vary."""
@@ -71,6 +96,12 @@ class _Case:
     prim: Primitive[..., Any]
     example: Example
     notes: list[str] = field(default_factory=list)  # said in the report even when passing
+    shared: _Shared = field(default_factory=_Shared)
+
+    def eager(self) -> Any:
+        """The primitive applied eagerly to the example, computed once for every check
+        (each eager call compiles; two checks on two threads would compile it twice)."""
+        return self.shared.get("eager", lambda: self.call_flat(*self.leaves))
 
     @property
     def leaves(self) -> list[Any]:
@@ -200,7 +231,7 @@ def check_abstract_eval(case: _Case) -> float | None:
                 f"result {i}: abstract eval gives {np.dtype(e.dtype)}{list(e.shape)}, the "
                 f"reference returns {np.dtype(r.dtype)}{list(r.shape)}"
             )
-    actual = case.call_flat(*case.leaves)
+    actual = case.eager()
     exp_leaves, exp_tree = tree_util.tree_flatten(expected)
     act_leaves, act_tree = tree_util.tree_flatten(actual)
     if not _same_tree(exp_tree, act_tree):
@@ -223,7 +254,7 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
-    eager = case.call_flat(*case.leaves)
+    eager = case.eager()
     jitted = jax.jit(case.call_flat)(*case.leaves)
     return _compare(jitted, eager, "jit vs eager")
 
@@ -427,6 +458,7 @@ def check_batching(case: _Case) -> float | None:
         return outs, jax.vmap(jax.vmap(case.call_flat, in_axes=tuple(inner)))(*nested)
 
     got, got_nested = jax.jit(all_vmaps)(inputs, nested)
+    case.eager()  # the loops below call the primitive eagerly: its program compiles once
     worst = 0.0
     for (label, axes), args, out in zip(configs, inputs, got, strict=True):
         want = _loop(case.call_flat, args, axes, _BATCH)
@@ -497,7 +529,24 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     """
     exported = _check_exports(case, platforms)
     reference = _reference_flat(case)
-    want = jax.jit(reference)(*case.leaves)
+    # Everything run on the default device is one program (see _Together): the reference,
+    # the CPU rule, the CPU export and each traceable rule under jit, vmap and grad.
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
+        "reference": (reference, case.leaves)
+    }
+    here = _default_platform()
+    for platform in platforms:
+        info = case.prim.lowering_rule(platform)
+        if info is None:
+            continue
+        if platform == here and info.kind != "reference":
+            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
+        elif not _has_backend(platform) and info.kind == "traceable":
+            parts.update(_traceable_rule_parts(case, info, reference))
+    if "cpu" in platforms:
+        parts["export"] = (exported.call, case.leaves)
+    results = _Together(parts)
+    want = results.get("reference")
     worst = 0.0
     for platform in platforms:
         info = case.prim.lowering_rule(platform)
@@ -506,8 +555,11 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
         if _has_backend(platform):
             if info.kind == "reference":
                 continue
-            device = jax.devices(platform)[0]
-            got = jax.jit(case.call_flat)(*jax.device_put(case.leaves, device))
+            if platform == here:
+                got = results.get(f"{platform} rule")
+            else:
+                device = jax.devices(platform)[0]
+                got = jax.jit(case.call_flat)(*jax.device_put(case.leaves, device))
             worst = max(
                 worst,
                 _compare(
@@ -515,7 +567,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
                 ),
             )
         elif info.kind == "traceable":
-            worst = max(worst, _compare_traceable_rule(case, info, reference, want))
+            worst = max(worst, _compare_traceable_rule(case, info, results, want))
         elif info.kind == "raw":
             case.notes.append(
                 f"{platform} rule {info.label} is raw MLIR and no {platform} device is here: "
@@ -523,10 +575,58 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             )
     if "cpu" in platforms:
         got = tree_util.tree_unflatten(
-            tree_util.tree_structure(want), tree_util.tree_leaves(exported.call(*case.leaves))
+            tree_util.tree_structure(want), tree_util.tree_leaves(results.get("export"))
         )
         worst = max(worst, _compare(got, want, "CPU export vs the reference", tol=_rule_tol))
     return worst
+
+
+def _default_platform() -> str | None:
+    """``"cpu"`` where JAX's default device is a CPU (the checks' programs run there)."""
+    return "cpu" if jax.default_backend() == "cpu" else None
+
+
+class _Together:
+    """Several computations (name -> function and arguments) as one compiled program.
+
+    A tiny program costs about as much to compile as a larger one, so the computations a
+    check needs are traced into one.  A part whose tracing raises is left out and keeps
+    its own error.  If the program then fails to lower, compile or run, each part is
+    computed alone when asked for, so every error stays with the part that raised it.
+    """
+
+    def __init__(self, parts: Mapping[str, tuple[Callable[..., Any], Sequence[Any]]]) -> None:
+        self._parts = parts
+        self._errors: dict[str, Exception] = {}
+        self._values: dict[str, Any] = {}
+        self._merged = True
+
+        def program(args: dict[str, list[Any]]) -> dict[str, Any]:
+            out = {}
+            for name, (fn, _) in parts.items():
+                try:
+                    out[name] = fn(*args[name])
+                except Exception as err:  # this part's own failure: kept for its check
+                    self._errors[name] = err
+            return out
+
+        try:
+            self._values = jax.jit(program)({k: list(a) for k, (_, a) in parts.items()})
+        except Exception:  # computed part by part below, each with its own error
+            self._merged = False
+            self._errors = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._parts
+
+    def get(self, name: str) -> Any:
+        """Part ``name``'s value, or the error it raised."""
+        if self._merged:
+            if name in self._errors:
+                raise self._errors[name]
+            return self._values[name]
+        fn, args = self._parts[name]
+        return jax.jit(fn)(*args)
 
 
 def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
@@ -588,13 +688,38 @@ def _flat_call(case: _Case, fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _compare_traceable_rule(
-    case: _Case, info: LoweringInfo, reference: Callable[..., Any], want: Any
-) -> float:
+def _traceable_rule_parts(
+    case: _Case, info: LoweringInfo, reference: Callable[..., Any]
+) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """What :func:`_compare_traceable_rule` compares, as parts of one program."""
     rule = _flat_call(case, info.fn)
+    key = info.platform
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {f"{key} jit": (rule, case.leaves)}
+    if info.batching == "vmap":
+        rng = _rng(case.prim.name, "platform", info.platform)
+        stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
+
+        def looped(*xs: Any) -> Any:  # the reference applied slice by slice
+            outs = [reference(*(x[b] for x in xs)) for b in range(_BATCH)]
+            return jax.tree.map(lambda *ys: jnp.stack(ys), *outs)
+
+        parts[f"{key} vmap"] = (jax.vmap(rule), stacked)
+        parts[f"{key} loop"] = (looped, stacked)
+    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
+    if active:
+        at = [[case.leaves[i] for i in active]]
+        parts["reference grad"] = (jax.grad(_summed(reference, case.leaves, active)), at)
+        parts[f"{key} grad"] = (jax.grad(_summed(rule, case.leaves, active)), at)
+    return parts
+
+
+def _compare_traceable_rule(
+    case: _Case, info: LoweringInfo, results: _Together, want: Any
+) -> float:
+    key = info.platform
     what = f"{info.platform} rule {info.label} (run on CPU)"
     try:
-        got = jax.jit(rule)(*case.leaves)
+        got = results.get(f"{key} jit")
     except (CheckFailure, RuleError):
         raise
     except Exception as err:
@@ -607,27 +732,20 @@ def _compare_traceable_rule(
         return 0.0
     worst = _compare(got, want, f"{what} vs the reference", tol=_rule_tol)
     if info.batching == "vmap":
-        rng = _rng(case.prim.name, "platform", info.platform)
-        stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
-        vmapped = jax.jit(jax.vmap(rule))(*stacked)
-        looped = _loop(jax.jit(reference), stacked, [0] * len(stacked), _BATCH)
+        vmapped = results.get(f"{key} vmap")
+        looped = jax.tree.map(np.asarray, results.get(f"{key} loop"))
         worst = max(
             worst,
             _compare(vmapped, looped, f"vmap of {what} vs a loop of the reference", tol=_rule_tol),
         )
-    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
-    if not active or not any(_is_inexact(o) for o in tree_util.tree_leaves(want)):
+    if f"{key} grad" not in results or not any(_is_inexact(o) for o in tree_util.tree_leaves(want)):
         return worst
     try:
-        want_grad = jax.jit(jax.grad(_summed(reference, case.leaves, active)))(
-            [case.leaves[i] for i in active]
-        )
+        want_grad = results.get("reference grad")
     except Exception:  # the reference itself is not differentiable: nothing to hold to
         return worst
     try:
-        got_grad = jax.jit(jax.grad(_summed(rule, case.leaves, active)))(
-            [case.leaves[i] for i in active]
-        )
+        got_grad = results.get(f"{key} grad")
     except Exception as err:
         case.notes.append(f"grad of {what} not compared: it raised {type(err).__name__}")
         return worst
@@ -675,7 +793,7 @@ def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
     rng = _rng(case.prim.name, "higher_order")
     x = leaves[i]
     v = _random_like(rng, x)
-    stacked = jnp.asarray(_stack(rng, x, 0, _BATCH))
+    stacked = _stack(rng, x, 0, _BATCH)  # NumPy: an eager jnp.asarray compiles a program
 
     def scalar(x: Any) -> Any:
         full = list(leaves)
@@ -716,8 +834,12 @@ def run_check(
     examples: Sequence[Example],
     *,
     platforms: Sequence[str] = ALL_PLATFORMS,
+    shared: Sequence[_Shared] | None = None,
 ) -> CheckResult:
-    """Run one named check over every example; a raised error is a failure, not a crash."""
+    """Run one named check over every example; a raised error is a failure, not a crash.
+
+    ``shared`` (one per example) holds what the checks of one report compute once.
+    """
     if not examples:
         return CheckResult(check, "skip", "the primitive declares no examples (def_examples)")
     if check == SHARDING_CHECK:  # all primitives in one subprocess (_sharding_check.py)
@@ -728,7 +850,7 @@ def run_check(
     skipped: list[str] = []
     notes: list[str] = []
     for n, example in enumerate(examples):
-        case = _Case(prim, example, notes)
+        case = _Case(prim, example, notes, shared[n] if shared else _Shared())
         where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
         result = guarded(check, functools.partial(runner, case, *extra), where=where)
         if result.status == "fail":
@@ -780,8 +902,10 @@ def submit_report(
         failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
         return lambda progress: failed
 
+    shared = [_Shared() for _ in examples]
+
     def run(check: str) -> CheckResult:
-        return run_check(prim, check, examples, platforms=platforms)
+        return run_check(prim, check, examples, platforms=platforms, shared=shared)
 
     pending: list[Future[CheckResult]] = []
     if pool is not None:
