@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -215,6 +216,25 @@ def test_batching_rule_with_wrong_out_dims_structure_fails_with_a_reason() -> No
     nested.def_batching(lambda args, dims: ((args[0], args[0] * 2), (0, (0,))))
     st, message = status(nested, "batching")
     assert st == "fail" and "raised RuleError" in message and "'checks.nested_out_dims'" in message
+
+
+def test_in_a_full_report_a_wrong_rule_fails_only_its_own_check() -> None:
+    # Several checks of an example share one compiled program: a rule wrong in value, or
+    # raising while traced, must still fail only the check it concerns, with its reason.
+    square = np.arange(9.0, dtype=np.float32).reshape(3, 3) / 9
+    wrong_value = make("report_bad_batching", lambda x, /: x * 2 + 1, jext.Example(square[0]))
+    wrong_value.def_batching(
+        lambda args, dims: (wrong_value(jnp.moveaxis(args[0], dims[0], 0)), dims[0])
+    )
+    raising = make("report_bad_out_dims", lambda x, /: (x, x * 2))
+    raising.def_batching(lambda args, dims: ((args[0], args[0] * 2), ((0, 0),)))
+    with ThreadPoolExecutor(2) as pool:
+        reports = [check_report(p, pool=pool) for p in (wrong_value, raising)]
+    for report, reason in zip(reports, ("vs a loop", "wrong structure"), strict=True):
+        by_check = {r.check: r for r in report.results}
+        assert by_check["batching"].status == "fail" and reason in by_check["batching"].message
+        failed = [r.check for r in report.results if r.status == "fail"]
+        assert failed == ["batching"], report.format()
 
 
 def test_correct_jvp_passes_where_the_output_is_infinite() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import zlib
@@ -68,7 +69,8 @@ _BATCH: Final = 3
 class _Shared:
     """Values the checks of one example compute once and share, across threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, checks: Sequence[str] = ()) -> None:
+        self.checks = frozenset(checks)  # the checks that will run: see _shared_parts
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._values: dict[str, tuple[bool, Any]] = {}
@@ -102,6 +104,21 @@ class _Case:
         """The primitive applied eagerly to the example, computed once for every check
         (each eager call compiles; two checks on two threads would compile it twice)."""
         return self.shared.get("eager", lambda: self.call_flat(*self.leaves))
+
+    def run(self, group: str, name: str, program: tuple[Callable[..., Any], Sequence[Any]]) -> Any:
+        """``program`` (a function and its arguments) compiled and run: as part ``name`` of
+        the example's shared program ``group`` (``"default"``, or ``"x64"``, traced under
+        ``jax.enable_x64``) where that holds it (see :func:`_shared_parts`), else alone."""
+
+        def build() -> _Together:
+            with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
+                return _Together(_shared_parts(self, group))
+
+        together: _Together = self.shared.get(group, build)
+        if name in together:
+            return together.get(name)
+        fn, args = program
+        return jax.jit(fn)(*args)
 
     @property
     def leaves(self) -> list[Any]:
@@ -255,7 +272,7 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
     eager = case.eager()
-    jitted = jax.jit(case.call_flat)(*case.leaves)
+    jitted = case.run("default", "jit", (case.call_flat, case.leaves))
     return _compare(jitted, eager, "jit vs eager")
 
 
@@ -275,11 +292,18 @@ def check_jvp(case: _Case) -> float | None:
 
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
+    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    tangent, fd, finite = case.run(group, f"jvp {np.dtype(dtype).name}", _jvp_program(case, dtype))
+    return _jvp_finish(case, dtype, tangent, fd, finite)
+
+
+def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """The JVP and central finite differences along one random direction, in ``dtype``."""
     leaves = [_cast(x, dtype) for x in case.leaves]
     active = case.inexact()
     rng = _rng(case.prim.name, "jvp", np.dtype(dtype).name)
     direction = tuple(_random_like(rng, leaves[i]) for i in active)
-    eps, rtol, atol = _FD[np.dtype(dtype)]
+    eps = _FD[np.dtype(dtype)][0]
 
     def in_active(*xs: Any) -> Any:
         full = list(leaves)
@@ -301,8 +325,11 @@ def _jvp_at(case: _Case, dtype: Any) -> float:
         )
         return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out), finite
 
-    primals = tuple(leaves[i] for i in active)
-    tangent, fd, finite = jax.jit(jvp_and_fd)(primals, direction)
+    return jvp_and_fd, (tuple(leaves[i] for i in active), direction)
+
+
+def _jvp_finish(case: _Case, dtype: Any, tangent: Any, fd: Any, finite: Any) -> float:
+    _, rtol, atol = _FD[np.dtype(dtype)]
     masks = [np.asarray(m) for m in tree_util.tree_leaves(finite)]
     skipped = sum(int(m.size - m.sum()) for m in masks)
     if skipped:
@@ -399,6 +426,12 @@ def _vdot(a: Any, b: Any) -> float:
 
 
 def _jacrev_vs_jacfwd(case: _Case) -> float:
+    fwd, rev = case.run("default", "jacrev", _jacrev_program(case))
+    return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
+
+
+def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """Both Jacobians of the real floating-point results; CheckSkipped for complex operands."""
     leaves = case.leaves
     active = case.inexact()
 
@@ -424,52 +457,67 @@ def _jacrev_vs_jacfwd(case: _Case) -> float:
             *args
         )
 
-    fwd, rev = jax.jit(both)(*args)
-    return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
+    return both, args
 
 
 def check_batching(case: _Case) -> float | None:
     """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
-    leaves = [np.asarray(x) if not isinstance(x, jax.Array) else x for x in case.leaves]
-    rng = _rng(case.prim.name, "batching")
-    configs: list[tuple[str, list[int | None]]] = [
-        ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
-        ("negative axes", [-1 - int(rng.integers(0, np.ndim(x) + 1)) for x in leaves]),
-        ("all at axis 0", [0] * len(leaves)),
-        ("none batched", [None] * len(leaves)),
-    ]
-    if len(leaves) > 1:
-        configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
-    inputs = [
-        [_stack(rng, x, a, _BATCH) for x, a in zip(leaves, axes, strict=True)]
-        for _, axes in configs
-    ]
-    # Nested: an outer batch of 2 over an inner batch of 3 at random axes.
-    inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
-    nested = [
-        _stack(rng, _stack(rng, x, a, _BATCH), 0, 2) for x, a in zip(leaves, inner, strict=True)
-    ]
-
-    def all_vmaps(inputs: list[list[Any]], nested: list[Any]) -> tuple[list[Any], Any]:
-        outs = [
-            jax.vmap(case.call_flat, in_axes=tuple(axes), axis_size=_BATCH)(*args)
-            for (_, axes), args in zip(configs, inputs, strict=True)
-        ]
-        return outs, jax.vmap(jax.vmap(case.call_flat, in_axes=tuple(inner)))(*nested)
-
-    got, got_nested = jax.jit(all_vmaps)(inputs, nested)
+    batches = _Batches(case)
+    got, got_nested = case.run("default", "batching", batches.program())
+    configs, inputs, inner, nested = batches.configs, batches.inputs, batches.inner, batches.nested
+    n_leaves = len(case.leaves)
     case.eager()  # the loops below call the primitive eagerly: its program compiles once
     worst = 0.0
     for (label, axes), args, out in zip(configs, inputs, got, strict=True):
         want = _loop(case.call_flat, args, axes, _BATCH)
         worst = max(worst, _compare(out, want, f"vmap ({label}, in_axes={tuple(axes)}) vs a loop"))
     want_nested = _loop(
-        lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * len(leaves), 2
+        lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * n_leaves, 2
     )
     return max(
         worst,
         _compare(got_nested, want_nested, f"nested vmap (inner in_axes={tuple(inner)}) vs a loop"),
     )
+
+
+class _Batches:
+    """The batched inputs of the batching check (the same each time: seeded by the name)."""
+
+    def __init__(self, case: _Case) -> None:
+        self.case = case
+        leaves = [np.asarray(x) if not isinstance(x, jax.Array) else x for x in case.leaves]
+        rng = _rng(case.prim.name, "batching")
+        self.configs: list[tuple[str, list[int | None]]] = [
+            ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
+            ("negative axes", [-1 - int(rng.integers(0, np.ndim(x) + 1)) for x in leaves]),
+            ("all at axis 0", [0] * len(leaves)),
+            ("none batched", [None] * len(leaves)),
+        ]
+        if len(leaves) > 1:
+            self.configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
+        self.inputs = [
+            [_stack(rng, x, a, _BATCH) for x, a in zip(leaves, axes, strict=True)]
+            for _, axes in self.configs
+        ]
+        # Nested: an outer batch of 2 over an inner batch of 3 at random axes.
+        self.inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
+        self.nested = [
+            _stack(rng, _stack(rng, x, a, _BATCH), 0, 2)
+            for x, a in zip(leaves, self.inner, strict=True)
+        ]
+
+    def program(self) -> tuple[Callable[..., Any], Sequence[Any]]:
+        """Every ``vmap`` of the check, as one function and its arguments."""
+        call, configs, inner = self.case.call_flat, self.configs, self.inner
+
+        def all_vmaps(inputs: list[list[Any]], nested: list[Any]) -> tuple[list[Any], Any]:
+            outs = [
+                jax.vmap(call, in_axes=tuple(axes), axis_size=_BATCH)(*args)
+                for (_, axes), args in zip(configs, inputs, strict=True)
+            ]
+            return outs, jax.vmap(jax.vmap(call, in_axes=tuple(inner)))(*nested)
+
+        return all_vmaps, (self.inputs, self.nested)
 
 
 def _random_axis(rng: np.random.Generator, x: Any, *, allow_none: bool) -> int | None:
@@ -610,6 +658,8 @@ class _Together:
                     self._errors[name] = err
             return out
 
+        if not parts:
+            return
         try:
             self._values = jax.jit(program)({k: list(a) for k, (_, a) in parts.items()})
         except Exception:  # computed part by part below, each with its own error
@@ -773,10 +823,7 @@ def _summed(
 def check_higher_order(case: _Case) -> float | None:
     """``grad`` of ``grad`` agrees with finite differences of ``grad``; ``vmap`` of ``grad`` with
     a loop."""
-    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
-    if not active:
-        raise CheckSkipped("no real floating-point operand to differentiate")
-    i = active[0]
+    i = _first_real(case)
     try:
         with _x64():
             return _higher_order_at(case, i, np.float64)
@@ -788,8 +835,23 @@ def check_higher_order(case: _Case) -> float | None:
 
 
 def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
+    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    program = _higher_order_program(case, i, dtype)
+    hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
+    _, rtol, atol = _FD[np.dtype(dtype)]
+    scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
+    worst = _compare(
+        hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
+    )
+    return max(worst, _compare(vmapped, looped, "vmap of grad vs a loop"))
+
+
+def _higher_order_program(
+    case: _Case, i: int, dtype: Any
+) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """The Hessian-vector product, its finite differences, and vmap of grad vs a loop."""
     leaves = [_cast(x, dtype) for x in case.leaves]
-    eps, rtol, atol = _FD[np.dtype(dtype)]
+    eps = _FD[np.dtype(dtype)][0]
     rng = _rng(case.prim.name, "higher_order")
     x = leaves[i]
     v = _random_like(rng, x)
@@ -809,12 +871,53 @@ def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
         looped = jnp.stack([grad(stacked[b]) for b in range(_BATCH)])
         return hvp, fd, jax.vmap(grad)(stacked), looped
 
-    hvp, fd, vmapped, looped = jax.jit(everything)(x, v, stacked)
-    scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
-    worst = _compare(
-        hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
-    )
-    return max(worst, _compare(vmapped, looped, "vmap of grad vs a loop"))
+    return everything, (x, v, stacked)
+
+
+def _first_real(case: _Case) -> int:
+    """The operand the higher-order check differentiates in (CheckSkipped if none)."""
+    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
+    if not active:
+        raise CheckSkipped("no real floating-point operand to differentiate")
+    return active[0]
+
+
+def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """The programs of an example's checks that compile as one (see :class:`_Together`).
+
+    ``"default"`` holds the ``jit`` check's, the float32 ``jvp``'s, ``transpose``'s
+    jacrev-vs-jacfwd and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
+    float64 ``jvp``'s and ``higher_order``'s.  Only the checks that will run are included
+    (``case.shared.checks``).  A program whose making raises (a check that skips, say) is
+    left out: its check meets that error itself and reports it.
+    """
+    builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
+        "default": [
+            ("jit", "jit", lambda: (case.call_flat, case.leaves)),
+            ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
+            ("transpose", "jacrev", lambda: _jacrev_program(case)),
+            ("batching", "batching", lambda: _Batches(case).program()),
+        ],
+        "x64": [
+            ("jvp", "jvp float64", lambda: _jvp_program(case, np.float64)),
+            (
+                "higher_order",
+                "higher_order float64",
+                lambda: _higher_order_program(case, _first_real(case), np.float64),
+            ),
+        ],
+    }
+    parts = {}
+    for check, name, build in builders[group]:
+        if check not in case.shared.checks:
+            continue
+        if check in ("jvp", "transpose") and not case.inexact():
+            continue  # the check skips
+        try:
+            parts[name] = build()
+        except Exception:  # its check meets the same error and reports it
+            continue
+    return parts
 
 
 _RUNNERS: Final[dict[str, Callable[..., float | None]]] = {
@@ -850,7 +953,7 @@ def run_check(
     skipped: list[str] = []
     notes: list[str] = []
     for n, example in enumerate(examples):
-        case = _Case(prim, example, notes, shared[n] if shared else _Shared())
+        case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,)))
         where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
         result = guarded(check, functools.partial(runner, case, *extra), where=where)
         if result.status == "fail":
@@ -902,7 +1005,7 @@ def submit_report(
         failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
         return lambda progress: failed
 
-    shared = [_Shared() for _ in examples]
+    shared = [_Shared(checks) for _ in examples]
 
     def run(check: str) -> CheckResult:
         return run_check(prim, check, examples, platforms=platforms, shared=shared)
