@@ -260,6 +260,37 @@ def _beta_family_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _discrete_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """``scipy.stats`` ``binom``, ``poisson``, ``nbinom`` methods (``_functions/_discrete.py``)."""
+    import scipy.stats as st  # type: ignore[import-untyped]
+    from jext_scipy_special._functions import _discrete as ds
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    binom_k = (u(-2.0, 125.0), np.floor(u(0.0, 121.0)), u(0.0, 1.0))
+    binom_q = (u(0.0, 1.0), np.floor(u(0.0, 121.0)), u(0.0, 1.0))
+    mu = np.exp(rng.uniform(np.log(1e-3), np.log(300.0), N))
+    nb = np.exp(rng.uniform(np.log(0.1), np.log(100.0), N))
+    cases: dict[str, Case] = {}
+    for dist, method, args in (
+        ("binom", "cdf", binom_k),
+        ("binom", "sf", binom_k),
+        ("binom", "ppf", binom_q),
+        ("binom", "isf", binom_q),
+        ("poisson", "sf", (u(-2.0, 400.0), mu)),
+        ("poisson", "ppf", (u(0.0, 1.0), mu)),
+        ("poisson", "isf", (u(0.0, 1.0), mu)),
+        ("nbinom", "cdf", (u(-2.0, 400.0), nb, u(0.01, 1.0))),
+        ("nbinom", "sf", (u(-2.0, 400.0), nb, u(0.01, 1.0))),
+        ("nbinom", "ppf", (u(0.0, 1.0), nb, u(0.01, 1.0))),
+        ("nbinom", "isf", (u(0.0, 1.0), nb, u(0.01, 1.0))),
+    ):
+        ours = getattr(ds, f"{dist}_{method}")
+        cases[f"{dist}.{method}"] = (ours, getattr(getattr(st, dist), method), args)
+    return cases
+
+
 def _ks_voigt_inputs(rng: np.random.Generator) -> dict[str, Case]:
     """Kolmogorov-Smirnov functions and ``voigt_profile`` (``_ks_family.py``, ``_voigt.py``)."""
     from jext_scipy_special._functions import _ks_family as ks
@@ -319,6 +350,7 @@ def main() -> int:
     only = set(sys.argv[1:])
     cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
     cases |= _poly_misc_inputs(rng) | _bessel_jy_inputs(rng) | _beta_family_inputs(rng)
+    cases |= _discrete_inputs(rng)
     cases |= _ks_voigt_inputs(rng)
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
@@ -342,6 +374,7 @@ def main() -> int:
                 "smirnov",
                 "smirnovi",
             )
+            or name.endswith(("ppf", "isf"))
             else 5
             if name in ("gdtr", "gdtrc", "chdtr", "chdtrc", "pdtr", "pdtrc")
             else 7,

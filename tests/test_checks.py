@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -15,7 +16,7 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
-from jext.testing._checks import check_report, run_check
+from jext.testing._checks import _Together, check_report, run_check
 
 X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
 
@@ -149,6 +150,39 @@ def test_gpu_rule_right_at_the_examples_only_fails_under_vmap_or_grad() -> None:
     assert "vmap of" in message or "grad of" in message
 
 
+def test_rule_that_cannot_run_here_leaves_the_other_comparisons_whole() -> None:
+    # The lowering check runs its computations as one program.  A TPU rule that cannot
+    # be lowered for CPU breaks that program; the check must still hold the CPU rule to
+    # the reference (wrong here, right in the second primitive) and note the TPU rule.
+    helper = jext.primitive("checks.tpu_only_helper", reference_lowering=["tpu"])(
+        lambda x, /: 2 * x
+    )
+
+    def via_helper(x: Any) -> Any:
+        return helper(x)
+
+    wrong = make("tpu_rule_needs_tpu", lambda x, /: 2 * x)
+    wrong.def_lowering(via_helper, platform="tpu")
+    wrong.def_lowering(lambda x: 3 * x, platform="cpu")
+    st, message = status(wrong, "lowering")
+    assert st == "fail" and "cpu rule" in message and "vs the reference" in message
+    right = make("tpu_rule_needs_tpu_ok", lambda x, /: 2 * x)
+    right.def_lowering(via_helper, platform="tpu")
+    right.def_lowering(lambda x: x + x, platform="cpu")
+    st, message = status(right, "lowering")
+    assert st == "pass" and "tpu rule" in message and "cannot run on CPU" in message
+
+
+def test_parts_of_one_program_keep_their_own_results_and_errors() -> None:
+    def wrong(x: Any) -> Any:
+        raise ValueError("part b is wrong")
+
+    together = _Together({"a": (lambda x: x + 1, [X]), "b": (wrong, [X])})
+    np.testing.assert_array_equal(together.get("a"), X + 1)
+    with pytest.raises(ValueError, match="part b is wrong"):
+        together.get("b")
+
+
 def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:
     prim = make("tpu_shape", lambda x, /: 2 * x)
     prim.def_lowering(lambda x: jnp.concatenate([x, x]), platform="tpu")
@@ -182,6 +216,25 @@ def test_batching_rule_with_wrong_out_dims_structure_fails_with_a_reason() -> No
     nested.def_batching(lambda args, dims: ((args[0], args[0] * 2), (0, (0,))))
     st, message = status(nested, "batching")
     assert st == "fail" and "raised RuleError" in message and "'checks.nested_out_dims'" in message
+
+
+def test_in_a_full_report_a_wrong_rule_fails_only_its_own_check() -> None:
+    # Several checks of an example share one compiled program: a rule wrong in value, or
+    # raising while traced, must still fail only the check it concerns, with its reason.
+    square = np.arange(9.0, dtype=np.float32).reshape(3, 3) / 9
+    wrong_value = make("report_bad_batching", lambda x, /: x * 2 + 1, jext.Example(square[0]))
+    wrong_value.def_batching(
+        lambda args, dims: (wrong_value(jnp.moveaxis(args[0], dims[0], 0)), dims[0])
+    )
+    raising = make("report_bad_out_dims", lambda x, /: (x, x * 2))
+    raising.def_batching(lambda args, dims: ((args[0], args[0] * 2), ((0, 0),)))
+    with ThreadPoolExecutor(2) as pool:
+        reports = [check_report(p, pool=pool) for p in (wrong_value, raising)]
+    for report, reason in zip(reports, ("vs a loop", "wrong structure"), strict=True):
+        by_check = {r.check: r for r in report.results}
+        assert by_check["batching"].status == "fail" and reason in by_check["batching"].message
+        failed = [r.check for r in report.results if r.status == "fail"]
+        assert failed == ["batching"], report.format()
 
 
 def test_correct_jvp_passes_where_the_output_is_infinite() -> None:

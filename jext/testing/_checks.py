@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -64,6 +66,31 @@ _FD: Final = {
 _BATCH: Final = 3
 
 
+class _Shared:
+    """Values the checks of one example compute once and share, across threads."""
+
+    def __init__(self, checks: Sequence[str] = ()) -> None:
+        self.checks = frozenset(checks)  # the checks that will run: see _shared_parts
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._values: dict[str, tuple[bool, Any]] = {}
+
+    def get(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``'s value (or its exception, raised again) for ``key``, computed once."""
+        with self._lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._values:
+                try:
+                    self._values[key] = (True, compute())
+                except Exception as err:
+                    self._values[key] = (False, err)
+            ok, value = self._values[key]
+        if not ok:
+            raise value
+        return value
+
+
 @dataclass(frozen=True, slots=True)
 class _Case:
     """One example, flattened: the call the checks vary."""
@@ -71,6 +98,27 @@ class _Case:
     prim: Primitive[..., Any]
     example: Example
     notes: list[str] = field(default_factory=list)  # said in the report even when passing
+    shared: _Shared = field(default_factory=_Shared)
+
+    def eager(self) -> Any:
+        """The primitive applied eagerly to the example, computed once for every check
+        (each eager call compiles; two checks on two threads would compile it twice)."""
+        return self.shared.get("eager", lambda: self.call_flat(*self.leaves))
+
+    def run(self, group: str, name: str, program: tuple[Callable[..., Any], Sequence[Any]]) -> Any:
+        """``program`` (a function and its arguments) compiled and run: as part ``name`` of
+        the example's shared program ``group`` (``"default"``, or ``"x64"``, traced under
+        ``jax.enable_x64``) where that holds it (see :func:`_shared_parts`), else alone."""
+
+        def build() -> _Together:
+            with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
+                return _Together(_shared_parts(self, group))
+
+        together: _Together = self.shared.get(group, build)
+        if name in together:
+            return together.get(name)
+        fn, args = program
+        return jax.jit(fn)(*args)
 
     @property
     def leaves(self) -> list[Any]:
@@ -200,7 +248,7 @@ def check_abstract_eval(case: _Case) -> float | None:
                 f"result {i}: abstract eval gives {np.dtype(e.dtype)}{list(e.shape)}, the "
                 f"reference returns {np.dtype(r.dtype)}{list(r.shape)}"
             )
-    actual = case.call_flat(*case.leaves)
+    actual = case.eager()
     exp_leaves, exp_tree = tree_util.tree_flatten(expected)
     act_leaves, act_tree = tree_util.tree_flatten(actual)
     if not _same_tree(exp_tree, act_tree):
@@ -223,8 +271,8 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
-    eager = case.call_flat(*case.leaves)
-    jitted = jax.jit(case.call_flat)(*case.leaves)
+    eager = case.eager()
+    jitted = case.run("default", "jit", (case.call_flat, case.leaves))
     return _compare(jitted, eager, "jit vs eager")
 
 
@@ -244,11 +292,18 @@ def check_jvp(case: _Case) -> float | None:
 
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
+    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    tangent, fd, finite = case.run(group, f"jvp {np.dtype(dtype).name}", _jvp_program(case, dtype))
+    return _jvp_finish(case, dtype, tangent, fd, finite)
+
+
+def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """The JVP and central finite differences along one random direction, in ``dtype``."""
     leaves = [_cast(x, dtype) for x in case.leaves]
     active = case.inexact()
     rng = _rng(case.prim.name, "jvp", np.dtype(dtype).name)
     direction = tuple(_random_like(rng, leaves[i]) for i in active)
-    eps, rtol, atol = _FD[np.dtype(dtype)]
+    eps = _FD[np.dtype(dtype)][0]
 
     def in_active(*xs: Any) -> Any:
         full = list(leaves)
@@ -270,8 +325,11 @@ def _jvp_at(case: _Case, dtype: Any) -> float:
         )
         return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out), finite
 
-    primals = tuple(leaves[i] for i in active)
-    tangent, fd, finite = jax.jit(jvp_and_fd)(primals, direction)
+    return jvp_and_fd, (tuple(leaves[i] for i in active), direction)
+
+
+def _jvp_finish(case: _Case, dtype: Any, tangent: Any, fd: Any, finite: Any) -> float:
+    _, rtol, atol = _FD[np.dtype(dtype)]
     masks = [np.asarray(m) for m in tree_util.tree_leaves(finite)]
     skipped = sum(int(m.size - m.sum()) for m in masks)
     if skipped:
@@ -368,6 +426,12 @@ def _vdot(a: Any, b: Any) -> float:
 
 
 def _jacrev_vs_jacfwd(case: _Case) -> float:
+    fwd, rev = case.run("default", "jacrev", _jacrev_program(case))
+    return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
+
+
+def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """Both Jacobians of the real floating-point results; CheckSkipped for complex operands."""
     leaves = case.leaves
     active = case.inexact()
 
@@ -393,51 +457,67 @@ def _jacrev_vs_jacfwd(case: _Case) -> float:
             *args
         )
 
-    fwd, rev = jax.jit(both)(*args)
-    return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
+    return both, args
 
 
 def check_batching(case: _Case) -> float | None:
     """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
-    leaves = [np.asarray(x) if not isinstance(x, jax.Array) else x for x in case.leaves]
-    rng = _rng(case.prim.name, "batching")
-    configs: list[tuple[str, list[int | None]]] = [
-        ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
-        ("negative axes", [-1 - int(rng.integers(0, np.ndim(x) + 1)) for x in leaves]),
-        ("all at axis 0", [0] * len(leaves)),
-        ("none batched", [None] * len(leaves)),
-    ]
-    if len(leaves) > 1:
-        configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
-    inputs = [
-        [_stack(rng, x, a, _BATCH) for x, a in zip(leaves, axes, strict=True)]
-        for _, axes in configs
-    ]
-    # Nested: an outer batch of 2 over an inner batch of 3 at random axes.
-    inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
-    nested = [
-        _stack(rng, _stack(rng, x, a, _BATCH), 0, 2) for x, a in zip(leaves, inner, strict=True)
-    ]
-
-    def all_vmaps(inputs: list[list[Any]], nested: list[Any]) -> tuple[list[Any], Any]:
-        outs = [
-            jax.vmap(case.call_flat, in_axes=tuple(axes), axis_size=_BATCH)(*args)
-            for (_, axes), args in zip(configs, inputs, strict=True)
-        ]
-        return outs, jax.vmap(jax.vmap(case.call_flat, in_axes=tuple(inner)))(*nested)
-
-    got, got_nested = jax.jit(all_vmaps)(inputs, nested)
+    batches = _Batches(case)
+    got, got_nested = case.run("default", "batching", batches.program())
+    configs, inputs, inner, nested = batches.configs, batches.inputs, batches.inner, batches.nested
+    n_leaves = len(case.leaves)
+    case.eager()  # the loops below call the primitive eagerly: its program compiles once
     worst = 0.0
     for (label, axes), args, out in zip(configs, inputs, got, strict=True):
         want = _loop(case.call_flat, args, axes, _BATCH)
         worst = max(worst, _compare(out, want, f"vmap ({label}, in_axes={tuple(axes)}) vs a loop"))
     want_nested = _loop(
-        lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * len(leaves), 2
+        lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * n_leaves, 2
     )
     return max(
         worst,
         _compare(got_nested, want_nested, f"nested vmap (inner in_axes={tuple(inner)}) vs a loop"),
     )
+
+
+class _Batches:
+    """The batched inputs of the batching check (the same each time: seeded by the name)."""
+
+    def __init__(self, case: _Case) -> None:
+        self.case = case
+        leaves = [np.asarray(x) if not isinstance(x, jax.Array) else x for x in case.leaves]
+        rng = _rng(case.prim.name, "batching")
+        self.configs: list[tuple[str, list[int | None]]] = [
+            ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
+            ("negative axes", [-1 - int(rng.integers(0, np.ndim(x) + 1)) for x in leaves]),
+            ("all at axis 0", [0] * len(leaves)),
+            ("none batched", [None] * len(leaves)),
+        ]
+        if len(leaves) > 1:
+            self.configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
+        self.inputs = [
+            [_stack(rng, x, a, _BATCH) for x, a in zip(leaves, axes, strict=True)]
+            for _, axes in self.configs
+        ]
+        # Nested: an outer batch of 2 over an inner batch of 3 at random axes.
+        self.inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
+        self.nested = [
+            _stack(rng, _stack(rng, x, a, _BATCH), 0, 2)
+            for x, a in zip(leaves, self.inner, strict=True)
+        ]
+
+    def program(self) -> tuple[Callable[..., Any], Sequence[Any]]:
+        """Every ``vmap`` of the check, as one function and its arguments."""
+        call, configs, inner = self.case.call_flat, self.configs, self.inner
+
+        def all_vmaps(inputs: list[list[Any]], nested: list[Any]) -> tuple[list[Any], Any]:
+            outs = [
+                jax.vmap(call, in_axes=tuple(axes), axis_size=_BATCH)(*args)
+                for (_, axes), args in zip(configs, inputs, strict=True)
+            ]
+            return outs, jax.vmap(jax.vmap(call, in_axes=tuple(inner)))(*nested)
+
+        return all_vmaps, (self.inputs, self.nested)
 
 
 def _random_axis(rng: np.random.Generator, x: Any, *, allow_none: bool) -> int | None:
@@ -497,7 +577,24 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     """
     exported = _check_exports(case, platforms)
     reference = _reference_flat(case)
-    want = jax.jit(reference)(*case.leaves)
+    # Everything run on the default device is one program (see _Together): the reference,
+    # the CPU rule, the CPU export and each traceable rule under jit, vmap and grad.
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
+        "reference": (reference, case.leaves)
+    }
+    here = _default_platform()
+    for platform in platforms:
+        info = case.prim.lowering_rule(platform)
+        if info is None:
+            continue
+        if platform == here and info.kind != "reference":
+            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
+        elif not _has_backend(platform) and info.kind == "traceable":
+            parts.update(_traceable_rule_parts(case, info, reference))
+    if "cpu" in platforms:
+        parts["export"] = (exported.call, case.leaves)
+    results = _Together(parts)
+    want = results.get("reference")
     worst = 0.0
     for platform in platforms:
         info = case.prim.lowering_rule(platform)
@@ -506,8 +603,11 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
         if _has_backend(platform):
             if info.kind == "reference":
                 continue
-            device = jax.devices(platform)[0]
-            got = jax.jit(case.call_flat)(*jax.device_put(case.leaves, device))
+            if platform == here:
+                got = results.get(f"{platform} rule")
+            else:
+                device = jax.devices(platform)[0]
+                got = jax.jit(case.call_flat)(*jax.device_put(case.leaves, device))
             worst = max(
                 worst,
                 _compare(
@@ -515,7 +615,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
                 ),
             )
         elif info.kind == "traceable":
-            worst = max(worst, _compare_traceable_rule(case, info, reference, want))
+            worst = max(worst, _compare_traceable_rule(case, info, results, want))
         elif info.kind == "raw":
             case.notes.append(
                 f"{platform} rule {info.label} is raw MLIR and no {platform} device is here: "
@@ -523,10 +623,60 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             )
     if "cpu" in platforms:
         got = tree_util.tree_unflatten(
-            tree_util.tree_structure(want), tree_util.tree_leaves(exported.call(*case.leaves))
+            tree_util.tree_structure(want), tree_util.tree_leaves(results.get("export"))
         )
         worst = max(worst, _compare(got, want, "CPU export vs the reference", tol=_rule_tol))
     return worst
+
+
+def _default_platform() -> str | None:
+    """``"cpu"`` where JAX's default device is a CPU (the checks' programs run there)."""
+    return "cpu" if jax.default_backend() == "cpu" else None
+
+
+class _Together:
+    """Several computations (name -> function and arguments) as one compiled program.
+
+    A tiny program costs about as much to compile as a larger one, so the computations a
+    check needs are traced into one.  A part whose tracing raises is left out and keeps
+    its own error.  If the program then fails to lower, compile or run, each part is
+    computed alone when asked for, so every error stays with the part that raised it.
+    """
+
+    def __init__(self, parts: Mapping[str, tuple[Callable[..., Any], Sequence[Any]]]) -> None:
+        self._parts = parts
+        self._errors: dict[str, Exception] = {}
+        self._values: dict[str, Any] = {}
+        self._merged = True
+
+        def program(args: dict[str, list[Any]]) -> dict[str, Any]:
+            out = {}
+            for name, (fn, _) in parts.items():
+                try:
+                    out[name] = fn(*args[name])
+                except Exception as err:  # this part's own failure: kept for its check
+                    self._errors[name] = err
+            return out
+
+        if not parts:
+            return
+        try:
+            self._values = jax.jit(program)({k: list(a) for k, (_, a) in parts.items()})
+        except Exception:  # computed part by part below, each with its own error
+            self._merged = False
+            self._errors = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._parts
+
+    def get(self, name: str) -> Any:
+        """Part ``name``'s value, or the error it raised."""
+        if self._merged:
+            if name in self._errors:
+                raise self._errors[name]
+            return self._values[name]
+        fn, args = self._parts[name]
+        return jax.jit(fn)(*args)
 
 
 def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
@@ -588,13 +738,38 @@ def _flat_call(case: _Case, fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _compare_traceable_rule(
-    case: _Case, info: LoweringInfo, reference: Callable[..., Any], want: Any
-) -> float:
+def _traceable_rule_parts(
+    case: _Case, info: LoweringInfo, reference: Callable[..., Any]
+) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """What :func:`_compare_traceable_rule` compares, as parts of one program."""
     rule = _flat_call(case, info.fn)
+    key = info.platform
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {f"{key} jit": (rule, case.leaves)}
+    if info.batching == "vmap":
+        rng = _rng(case.prim.name, "platform", info.platform)
+        stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
+
+        def looped(*xs: Any) -> Any:  # the reference applied slice by slice
+            outs = [reference(*(x[b] for x in xs)) for b in range(_BATCH)]
+            return jax.tree.map(lambda *ys: jnp.stack(ys), *outs)
+
+        parts[f"{key} vmap"] = (jax.vmap(rule), stacked)
+        parts[f"{key} loop"] = (looped, stacked)
+    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
+    if active:
+        at = [[case.leaves[i] for i in active]]
+        parts["reference grad"] = (jax.grad(_summed(reference, case.leaves, active)), at)
+        parts[f"{key} grad"] = (jax.grad(_summed(rule, case.leaves, active)), at)
+    return parts
+
+
+def _compare_traceable_rule(
+    case: _Case, info: LoweringInfo, results: _Together, want: Any
+) -> float:
+    key = info.platform
     what = f"{info.platform} rule {info.label} (run on CPU)"
     try:
-        got = jax.jit(rule)(*case.leaves)
+        got = results.get(f"{key} jit")
     except (CheckFailure, RuleError):
         raise
     except Exception as err:
@@ -607,27 +782,20 @@ def _compare_traceable_rule(
         return 0.0
     worst = _compare(got, want, f"{what} vs the reference", tol=_rule_tol)
     if info.batching == "vmap":
-        rng = _rng(case.prim.name, "platform", info.platform)
-        stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
-        vmapped = jax.jit(jax.vmap(rule))(*stacked)
-        looped = _loop(jax.jit(reference), stacked, [0] * len(stacked), _BATCH)
+        vmapped = results.get(f"{key} vmap")
+        looped = jax.tree.map(np.asarray, results.get(f"{key} loop"))
         worst = max(
             worst,
             _compare(vmapped, looped, f"vmap of {what} vs a loop of the reference", tol=_rule_tol),
         )
-    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
-    if not active or not any(_is_inexact(o) for o in tree_util.tree_leaves(want)):
+    if f"{key} grad" not in results or not any(_is_inexact(o) for o in tree_util.tree_leaves(want)):
         return worst
     try:
-        want_grad = jax.jit(jax.grad(_summed(reference, case.leaves, active)))(
-            [case.leaves[i] for i in active]
-        )
+        want_grad = results.get("reference grad")
     except Exception:  # the reference itself is not differentiable: nothing to hold to
         return worst
     try:
-        got_grad = jax.jit(jax.grad(_summed(rule, case.leaves, active)))(
-            [case.leaves[i] for i in active]
-        )
+        got_grad = results.get(f"{key} grad")
     except Exception as err:
         case.notes.append(f"grad of {what} not compared: it raised {type(err).__name__}")
         return worst
@@ -655,10 +823,7 @@ def _summed(
 def check_higher_order(case: _Case) -> float | None:
     """``grad`` of ``grad`` agrees with finite differences of ``grad``; ``vmap`` of ``grad`` with
     a loop."""
-    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
-    if not active:
-        raise CheckSkipped("no real floating-point operand to differentiate")
-    i = active[0]
+    i = _first_real(case)
     try:
         with _x64():
             return _higher_order_at(case, i, np.float64)
@@ -670,12 +835,27 @@ def check_higher_order(case: _Case) -> float | None:
 
 
 def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
+    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    program = _higher_order_program(case, i, dtype)
+    hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
+    _, rtol, atol = _FD[np.dtype(dtype)]
+    scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
+    worst = _compare(
+        hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
+    )
+    return max(worst, _compare(vmapped, looped, "vmap of grad vs a loop"))
+
+
+def _higher_order_program(
+    case: _Case, i: int, dtype: Any
+) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """The Hessian-vector product, its finite differences, and vmap of grad vs a loop."""
     leaves = [_cast(x, dtype) for x in case.leaves]
-    eps, rtol, atol = _FD[np.dtype(dtype)]
+    eps = _FD[np.dtype(dtype)][0]
     rng = _rng(case.prim.name, "higher_order")
     x = leaves[i]
     v = _random_like(rng, x)
-    stacked = jnp.asarray(_stack(rng, x, 0, _BATCH))
+    stacked = _stack(rng, x, 0, _BATCH)  # NumPy: an eager jnp.asarray compiles a program
 
     def scalar(x: Any) -> Any:
         full = list(leaves)
@@ -691,12 +871,53 @@ def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
         looped = jnp.stack([grad(stacked[b]) for b in range(_BATCH)])
         return hvp, fd, jax.vmap(grad)(stacked), looped
 
-    hvp, fd, vmapped, looped = jax.jit(everything)(x, v, stacked)
-    scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
-    worst = _compare(
-        hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
-    )
-    return max(worst, _compare(vmapped, looped, "vmap of grad vs a loop"))
+    return everything, (x, v, stacked)
+
+
+def _first_real(case: _Case) -> int:
+    """The operand the higher-order check differentiates in (CheckSkipped if none)."""
+    active = [i for i in case.inexact() if not jnp.iscomplexobj(case.leaves[i])]
+    if not active:
+        raise CheckSkipped("no real floating-point operand to differentiate")
+    return active[0]
+
+
+def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """The programs of an example's checks that compile as one (see :class:`_Together`).
+
+    ``"default"`` holds the ``jit`` check's, the float32 ``jvp``'s, ``transpose``'s
+    jacrev-vs-jacfwd and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
+    float64 ``jvp``'s and ``higher_order``'s.  Only the checks that will run are included
+    (``case.shared.checks``).  A program whose making raises (a check that skips, say) is
+    left out: its check meets that error itself and reports it.
+    """
+    builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
+        "default": [
+            ("jit", "jit", lambda: (case.call_flat, case.leaves)),
+            ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
+            ("transpose", "jacrev", lambda: _jacrev_program(case)),
+            ("batching", "batching", lambda: _Batches(case).program()),
+        ],
+        "x64": [
+            ("jvp", "jvp float64", lambda: _jvp_program(case, np.float64)),
+            (
+                "higher_order",
+                "higher_order float64",
+                lambda: _higher_order_program(case, _first_real(case), np.float64),
+            ),
+        ],
+    }
+    parts = {}
+    for check, name, build in builders[group]:
+        if check not in case.shared.checks:
+            continue
+        if check in ("jvp", "transpose") and not case.inexact():
+            continue  # the check skips
+        try:
+            parts[name] = build()
+        except Exception:  # its check meets the same error and reports it
+            continue
+    return parts
 
 
 _RUNNERS: Final[dict[str, Callable[..., float | None]]] = {
@@ -716,8 +937,12 @@ def run_check(
     examples: Sequence[Example],
     *,
     platforms: Sequence[str] = ALL_PLATFORMS,
+    shared: Sequence[_Shared] | None = None,
 ) -> CheckResult:
-    """Run one named check over every example; a raised error is a failure, not a crash."""
+    """Run one named check over every example; a raised error is a failure, not a crash.
+
+    ``shared`` (one per example) holds what the checks of one report compute once.
+    """
     if not examples:
         return CheckResult(check, "skip", "the primitive declares no examples (def_examples)")
     if check == SHARDING_CHECK:  # all primitives in one subprocess (_sharding_check.py)
@@ -728,7 +953,7 @@ def run_check(
     skipped: list[str] = []
     notes: list[str] = []
     for n, example in enumerate(examples):
-        case = _Case(prim, example, notes)
+        case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,)))
         where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
         result = guarded(check, functools.partial(runner, case, *extra), where=where)
         if result.status == "fail":
@@ -780,8 +1005,10 @@ def submit_report(
         failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
         return lambda progress: failed
 
+    shared = [_Shared(checks) for _ in examples]
+
     def run(check: str) -> CheckResult:
-        return run_check(prim, check, examples, platforms=platforms)
+        return run_check(prim, check, examples, platforms=platforms, shared=shared)
 
     pending: list[Future[CheckResult]] = []
     if pool is not None:

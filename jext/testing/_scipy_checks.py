@@ -271,10 +271,9 @@ class _Session:
             return out
 
         with jax.enable_x64(dtype == "float64"):
-            columns = [jnp.asarray(np.asarray(c, dtype)) for c in plan.columns[kw]]
-            grad_columns = (
-                [jnp.asarray(c) for c in plan.grads.get(kw, [])] if "grad" in want else []
-            )
+            # NumPy arrays, not jnp.asarray: each eager conversion compiles a program.
+            columns = [np.asarray(c, dtype) for c in plan.columns[kw]]
+            grad_columns = list(plan.grads.get(kw, [])) if "grad" in want else []
             out = jax.jit(program)(columns, grad_columns)
             result: dict[str, Any] = jax.tree.map(np.asarray, out)
             return result

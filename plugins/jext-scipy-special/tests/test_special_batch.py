@@ -66,22 +66,8 @@ def _bits(values: Any) -> np.ndarray:
     return np.asarray(out, np.float64).view(np.int64)
 
 
-#: Found by this test when i16-scipy-b's families were merged; kept visible (strict: the
-#: test fails once fixed).  Cause not investigated yet.
-_BATCH_GAPS = {"chi2.ppf": "1 ulp between a lone element and the same element in a batch"}
-
-
 def _batch_params() -> list[Any]:
-    return [
-        pytest.param(
-            w,
-            id=w.name,
-            marks=[pytest.mark.xfail(strict=True, reason=_BATCH_GAPS[w.name])]
-            if w.name in _BATCH_GAPS
-            else [],
-        )
-        for w in WRAPPERS
-    ]
+    return [pytest.param(w, id=w.name) for w in WRAPPERS]
 
 
 @pytest.mark.parametrize("wrapper", _batch_params())

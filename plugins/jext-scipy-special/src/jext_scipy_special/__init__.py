@@ -35,6 +35,7 @@ from jext_scipy_special._functions import (
     lambertw,
     stdtr,
 )
+from jext_scipy_special._functions._discrete import WRAPPERS as _DISCRETE
 from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
 from jext_scipy_special._functions._ks_family import WRAPPERS as _KS_FAMILY
@@ -158,6 +159,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
 WRAPPERS += _ELEMENTARY
 WRAPPERS += _GAMMADIST
 WRAPPERS += _STATS
+WRAPPERS += _DISCRETE
 WRAPPERS += _KS_FAMILY
 WRAPPERS += _VOIGT
 

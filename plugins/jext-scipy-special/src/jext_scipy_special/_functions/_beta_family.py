@@ -22,7 +22,6 @@ parameters, degrees of freedom and counts are not differentiated (``NotImplement
 from __future__ import annotations
 
 import importlib
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,7 +34,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._beta import beta_density, beta_inv, beta_pq
-from ._common import as_float_arrays, nondiff, tangent
+from ._common import as_float_arrays, entry_point, nondiff, tangent
 from ._declare import declare
 from ._erf import ndtri
 from ._stats import _stats_oracle
@@ -86,35 +85,8 @@ def _function(
         return out, total
 
     f.defjvp(jvp, symbolic_zeros=True)
-    return _full_lanes(f)
-
-
-#: Elements are computed in blocks of this many lanes (see :func:`_full_lanes`).
-_LANES = 64
-
-
-def _full_lanes(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))`` on inputs padded (with
-    their last element) to a multiple of ``_LANES`` elements.
-
-    XLA's CPU backend computes the remainder of a loop that does not fill its vector
-    registers with scalar code, which rounds some fused operations of this kernel
-    differently: a lone element, or the last of a batch, would not get the bits it gets
-    elsewhere in a batch.  Padded, every element is computed by the vector loop.
-    """
-
-    def run(*args: ArrayLike) -> jax.Array:
-        arrays = as_float_arrays(*args)
-        shape = arrays[0].shape
-        size = math.prod(shape)
-        pad = (-size) % _LANES
-        if size == 0:
-            return kernel(*arrays)
-        flat = [jnp.pad(a.reshape(-1), (0, pad), mode="edge") for a in arrays]
-        return kernel(*flat)[:size].reshape(shape)
-
-    compiled: Callable[..., jax.Array] = jax.jit(run)
-    return compiled
+    # Padded to full vector lanes: see entry_point.
+    return entry_point(f)
 
 
 # ------------------------------------------------------------- incomplete beta

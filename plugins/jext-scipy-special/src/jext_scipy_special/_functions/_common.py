@@ -20,6 +20,7 @@ from jax.custom_derivatives import SymbolicZero
 from jax.typing import ArrayLike
 
 __all__ = [
+    "LANES",
     "as_float_arrays",
     "chunked",
     "entry_point",
@@ -101,27 +102,38 @@ def as_float_arrays(*args: ArrayLike) -> tuple[jax.Array, ...]:
     return tuple(jnp.broadcast_arrays(*converted))
 
 
+#: Elements are computed in blocks of this many lanes (see :func:`entry_point`).
+LANES = 64
+
+
 def entry_point(kernel: Callable[..., T]) -> Callable[..., T]:
-    """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))``.
+    """A ``jax.jit``-compiled ``kernel(*as_float_arrays(*args))`` on inputs flattened and
+    padded (with their last element) to a multiple of :data:`LANES` elements.
 
     Public functions call through this so that eager (un-jitted) calls are
     compiled once per input signature and cached, instead of re-tracing the
     kernels' ``while_loop`` bodies on every call; inside an outer ``jit`` the
     inner one is simply inlined.
+
+    Padding keeps an element's value independent of its batch: XLA's CPU backend
+    computes elementwise loops with vector instructions and whatever does not fill a
+    vector register (a lone element, a batch of 3, the tail of a batch of 9) with
+    scalar code, whose ``exp``/``log`` and fused operations round differently (1 ulp
+    in ``chi2.ppf`` through ``gammaincinv``).  Padded, every element is computed by
+    the vector loop.  (Padding is a concatenation, not a broadcast: XLA would sink
+    the elementwise work below a broadcast and compute it as a scalar again.)
     """
 
     def run(*args: ArrayLike) -> T:
         arrays = as_float_arrays(*args)
         shape = arrays[0].shape
-        if math.prod(shape) != 1:
+        size = math.prod(shape)
+        if size == 0:
             return kernel(*arrays)
-        # XLA compiles one-element arrays as scalars and rounds some operations
-        # differently from arrays of two or more; computing a single element as
-        # one lane of two keeps its value the same as in any batch.  (A
-        # concatenation, not a broadcast: XLA would sink the elementwise work
-        # below a broadcast and compute it as a scalar again.)
-        out = kernel(*(jnp.concatenate([a.reshape(1), a.reshape(1)]) for a in arrays))
-        result: T = jax.tree.map(lambda o: o[0].reshape(shape), out)
+        pad = (-size) % LANES
+        flat = [jnp.pad(a.reshape(-1), (0, pad), mode="edge") for a in arrays]
+        out = kernel(*flat)
+        result: T = jax.tree.map(lambda o: o[:size].reshape(shape), out)
         return result
 
     compiled: Callable[..., T] = jax.jit(run)

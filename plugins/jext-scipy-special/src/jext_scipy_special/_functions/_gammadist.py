@@ -24,7 +24,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import as_float_arrays, chunked, nondiff, tangent
+from ._common import as_float_arrays, chunked, entry_point, nondiff, tangent
 from ._declare import declare
 from ._incgamma import gamma_pdf_ratio, gamma_pq, gammaincc_inv
 
@@ -75,8 +75,8 @@ def _make_gdtr(upper: bool) -> jax.custom_jvp[jax.Array]:
     return f
 
 
-_GDTR: Callable[..., jax.Array] = jax.jit(_make_gdtr(False))
-_GDTRC: Callable[..., jax.Array] = jax.jit(_make_gdtr(True))
+_GDTR: Callable[..., jax.Array] = entry_point(_make_gdtr(False))
+_GDTRC: Callable[..., jax.Array] = entry_point(_make_gdtr(True))
 
 
 def gdtr(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> jax.Array:
@@ -112,8 +112,8 @@ def _make_chdtr(upper: bool) -> jax.custom_jvp[jax.Array]:
     return f
 
 
-_CHDTR: Callable[..., jax.Array] = jax.jit(_make_chdtr(False))
-_CHDTRC: Callable[..., jax.Array] = jax.jit(_make_chdtr(True))
+_CHDTR: Callable[..., jax.Array] = entry_point(_make_chdtr(False))
+_CHDTRC: Callable[..., jax.Array] = entry_point(_make_chdtr(True))
 
 
 def chdtr(v: ArrayLike, x: ArrayLike) -> jax.Array:
@@ -146,7 +146,7 @@ def _chdtri_jvp(
 
 
 _chdtri.defjvp(_chdtri_jvp, symbolic_zeros=True)
-_CHDTRI: Callable[..., jax.Array] = jax.jit(_chdtri)
+_CHDTRI: Callable[..., jax.Array] = entry_point(_chdtri)
 
 
 def chdtri(v: ArrayLike, p: ArrayLike) -> jax.Array:
@@ -179,8 +179,8 @@ def _make_pdtr(upper: bool) -> jax.custom_jvp[jax.Array]:
     return f
 
 
-_PDTR: Callable[..., jax.Array] = jax.jit(_make_pdtr(False))
-_PDTRC: Callable[..., jax.Array] = jax.jit(_make_pdtr(True))
+_PDTR: Callable[..., jax.Array] = entry_point(_make_pdtr(False))
+_PDTRC: Callable[..., jax.Array] = entry_point(_make_pdtr(True))
 
 
 def pdtr(k: ArrayLike, m: ArrayLike) -> jax.Array:
@@ -214,7 +214,7 @@ def _pdtri_jvp(
 
 
 _pdtri.defjvp(_pdtri_jvp, symbolic_zeros=True)
-_PDTRI: Callable[..., jax.Array] = jax.jit(_pdtri)
+_PDTRI: Callable[..., jax.Array] = entry_point(_pdtri)
 
 
 def pdtri(k: ArrayLike, y: ArrayLike) -> jax.Array:

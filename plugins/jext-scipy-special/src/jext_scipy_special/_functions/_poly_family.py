@@ -595,9 +595,9 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` mpmath's
     value (see :func:`_real_chebyshev`).
     """
-    fn = _scipy(name)
 
     def oracle(degree: Any, *params: Any) -> Any:
+        fn = _scipy(name)  # here, not above: loading the plugin must not import SciPy
         n = np.asarray(degree, np.float64)
         if real == "trunc":
             n = np.trunc(n)
