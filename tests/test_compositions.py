@@ -401,11 +401,16 @@ def close(ours: Any, plain: Any, what: str) -> None:
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5, err_msg=what)
 
 
-# Each composition runs as one compiled program, at XLA's lowest optimization level: the
-# numbers do not depend on it and compiling is most of the cost of the matrix.  Eager
-# calls under transformations are covered by the tests after the matrix and by
-# tests/test_core_regressions.py.
-FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+# Each composition runs as one compiled program, at XLA's lowest optimization level and
+# with XLA:CPU's older elemental code generator (its fusion emitters take 2.5 times longer
+# to compile these programs): the numbers, ours and the twins' alike, do not depend on it
+# and compiling is most of the cost of the matrix.  Eager calls under transformations are
+# covered by the tests after the matrix and by tests/test_core_regressions.py.
+FAST_COMPILE = {
+    "xla_backend_optimization_level": 0,
+    "xla_llvm_disable_expensive_passes": True,
+    "xla_cpu_use_fusion_emitters": False,
+}
 
 
 def run(f: Fn) -> Any:
