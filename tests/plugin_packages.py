@@ -447,8 +447,7 @@ def _wheel(pkg: Package, folder: Path) -> Path:
         f"{pkg.module}.py": pkg.source,
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {pkg.dist}\nVersion: 0.1.0\n",
         f"{info}/WHEEL": (
-            "Wheel-Version: 1.0\nGenerator: jext-tests\nRoot-Is-Purelib: true\n"
-            "Tag: py3-none-any\n"
+            "Wheel-Version: 1.0\nGenerator: jext-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
         ),
         f"{info}/entry_points.txt": (
             f"[jext]\n{pkg.entry_point} = {pkg.module}\n"
