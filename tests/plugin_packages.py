@@ -1,4 +1,4 @@
-"""Throwaway plugin distributions and environments, built and installed for real with pip.
+"""Throwaway plugin distributions and environments, installed for real with pip.
 
 Each entry is one distribution with one module and one ``jext`` entry point.  Tests put the
 target folder on ``sys.path`` (or ``PYTHONPATH`` for a subprocess), so discovery goes through
@@ -12,11 +12,14 @@ site-packages, whose setuptools may be years old (``invalid command 'bdist_wheel
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import site
 import subprocess
 import sys
 import sysconfig
 import textwrap
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -430,37 +433,47 @@ def pip_install(python: Path, *paths: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def _wheel(pkg: Package, folder: Path) -> Path:
+    """``pkg`` as a wheel in ``folder``: its module and a ``.dist-info`` with entry points.
+
+    Written directly (a wheel is a zip with a manifest) rather than built by setuptools: a
+    setuptools build per package was most of the catalog's cost, and pip installs these as
+    it installs any wheel from an index.
+    """
+    name = pkg.dist.replace("-", "_")
+    info = f"{name}-0.1.0.dist-info"
+    namespaces = "".join(f"{ns} = {pkg.module}\n" for ns in pkg.namespaces)
+    files = {
+        f"{pkg.module}.py": pkg.source,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {pkg.dist}\nVersion: 0.1.0\n",
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: jext-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+        f"{info}/entry_points.txt": (
+            f"[jext]\n{pkg.entry_point} = {pkg.module}\n"
+            + (f"\n[jext.namespaces]\n{namespaces}" if namespaces else "")
+        ),
+    }
+    record = []
+    for path, text in files.items():
+        data = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}\n")
+    files[f"{info}/RECORD"] = "".join(record) + f"{info}/RECORD,,\n"
+    wheel = folder / f"{name}-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return wheel
+
+
 def build_and_install(packages: list[Package], root: Path) -> Path:
-    """Write the packages under ``root/src`` and pip-install them all into ``root/site``."""
+    """Write the packages as wheels under ``root/wheels`` and pip-install them all into
+    ``root/site``."""
     target = root / "site"
-    paths = []
-    for pkg in packages:
-        src = root / "src" / pkg.dist
-        src.mkdir(parents=True)
-        (src / f"{pkg.module}.py").write_text(pkg.source)
-        namespaces = "".join(f'\n{ns} = "{pkg.module}"' for ns in pkg.namespaces)
-        (src / "pyproject.toml").write_text(
-            textwrap.dedent(
-                f"""
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "{pkg.dist}"
-                version = "0.1.0"
-
-                [project.entry-points.jext]
-                {pkg.entry_point} = "{pkg.module}"
-
-                [project.entry-points."jext.namespaces"]{{namespaces}}
-
-                [tool.setuptools]
-                py-modules = ["{pkg.module}"]
-                """
-            ).replace("{namespaces}", namespaces)
-        )
-        paths.append(str(src))
+    wheels = root / "wheels"
+    wheels.mkdir(parents=True)
+    paths = [str(_wheel(pkg, wheels)) for pkg in packages]
     installed = subprocess.run(
         [sys.executable, "-m", "pip", "install", *PIP_FLAGS, "--target", str(target), *paths],
         capture_output=True,

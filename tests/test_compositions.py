@@ -32,6 +32,7 @@ import pytest
 
 import jext
 import jext.lowering
+from tests.fast_compile import run_fast
 
 Fn = Callable[[jax.Array, jax.Array], Any]
 
@@ -401,15 +402,14 @@ def close(ours: Any, plain: Any, what: str) -> None:
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5, err_msg=what)
 
 
-# Each composition runs as one compiled program, at XLA's lowest optimization level: the
-# numbers do not depend on it and compiling is most of the cost of the matrix.  Eager
-# calls under transformations are covered by the tests after the matrix and by
-# tests/test_core_regressions.py.
-FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+# Each composition runs as one compiled program, compiled fast (tests/fast_compile.py): the
+# numbers, ours and the twins' alike, do not depend on it and compiling is most of the cost
+# of the matrix.  Eager calls under transformations are covered by the tests after the
+# matrix and by tests/test_core_regressions.py.
 
 
 def run(f: Fn) -> Any:
-    return jax.jit(f).lower(X, Y).compile(FAST_COMPILE)(X, Y)
+    return run_fast(f, X, Y)
 
 
 @functools.cache
@@ -435,7 +435,7 @@ def _case_results(case: str) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str
                 errors[names] = err
         return out
 
-    results = jax.jit(everything).lower(X, Y).compile(FAST_COMPILE)(X, Y)
+    results = run_fast(everything, X, Y)
     return results, errors
 
 

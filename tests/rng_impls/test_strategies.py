@@ -25,6 +25,7 @@ from jext.rng_impls._chacha20 import CHACHA20_RNG
 from jext.rng_impls._common import CounterRng
 from jext.rng_impls._philox4x64 import PHILOX4X64_RNG
 from jext.rng_impls._threefry4x64 import THREEFRY4X64_RNG
+from tests.fast_compile import run_fast
 
 RNGS = {rng.name: rng for rng in (PHILOX4X64_RNG, CHACHA20_RNG, THREEFRY4X64_RNG)}
 Rule = Callable[..., jax.Array]
@@ -74,9 +75,10 @@ def draw(fn: Rule, keys: jax.Array, bit_width: int, shape: tuple[int, ...]) -> n
 def draw_all(
     fn: Rule, keys: jax.Array, bit_width: int, shapes: list[tuple[int, ...]]
 ) -> list[np.ndarray]:
-    """``fn``'s bits for each shape, from one compiled function."""
+    """``fn``'s bits for each shape, from one compiled function (compiled fast: integer
+    streams do not depend on XLA's optimizations)."""
     with jax.enable_x64(bit_width == 64):
-        outs = jax.jit(lambda k: [fn(k, bit_width=bit_width, shape=s) for s in shapes])(keys)
+        outs = run_fast(lambda k: [fn(k, bit_width=bit_width, shape=s) for s in shapes], keys)
         return [np.asarray(out) for out in outs]
 
 
@@ -115,9 +117,10 @@ def test_batched_keys_give_each_key_its_own_stream(rng: CounterRng) -> None:
     keys = key_data(rng, (3,), seed=8)
     for fn in (xla_cpu(rng), rule(rng, "cuda")):
         # One compiled program per rule: the batch and each key on its own.
-        batched, *each = jax.jit(
-            lambda k, fn=fn: [fn(x, bit_width=32, shape=(21,)) for x in (k, k[0], k[1], k[2])]
-        )(keys)
+        batched, *each = run_fast(
+            lambda k, fn=fn: [fn(x, bit_width=32, shape=(21,)) for x in (k, k[0], k[1], k[2])],
+            keys,
+        )
         for i in range(3):
             np.testing.assert_array_equal(batched[i], each[i])
 

@@ -1,0 +1,26 @@
+"""XLA compile options for test programs whose results cannot depend on them.
+
+XLA's lowest optimization level, and XLA:CPU's older elemental code generator (its fusion
+emitters take about 2.5 times longer to compile the test programs here).  For programs
+that compare two computations compiled together, or integer streams (which no
+optimization may change by a bit), compiling is most of the cost and the answer is the
+same; tests of what a user's default compilation gives keep ``jax.jit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+FAST_COMPILE = {
+    "xla_backend_optimization_level": 0,
+    "xla_llvm_disable_expensive_passes": True,
+    "xla_cpu_use_fusion_emitters": False,
+}
+
+
+def run_fast(f: Callable[..., Any], *args: Any) -> Any:
+    """``jax.jit(f)(*args)``, compiled with :data:`FAST_COMPILE`."""
+    return jax.jit(f).lower(*args).compile(FAST_COMPILE)(*args)
