@@ -26,7 +26,9 @@ plugin is installed (the line after the backend says so, with the thread count);
 ``<name> xla`` lines are the same generators on their XLA path (``JEXT_RNG_NATIVE=0`` while
 compiling), for comparison.  ``JEXT_RNG_THREADS`` caps the kernels' threads.
 
-The machine may be shared and noisy: read the ratios, not the absolute times.
+The machine may be shared and noisy: read the ratios, not the absolute times.  Why the
+distribution goal is out of reach with a native kernel (XLA runs the float math as a
+separate pass over memory after the custom call): docs/rng.md, "Limits".
 """
 
 from __future__ import annotations

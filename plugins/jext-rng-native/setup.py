@@ -2,7 +2,7 @@
 
 The same build as plugins/jext-example-native's CPU part (see its README for why
 setuptools): the handlers are a CPython extension module exposing PyCapsules.  No
-``-march`` flag: the AVX2 copy of the generators is chosen at run time (csrc/rng_cpu.cc),
+``-march`` flag: the AVX2 kernels (csrc/generators_avx2.h) are chosen at run time,
 so the module runs on any x86-64 (and builds on other architectures without it).
 """
 
@@ -28,6 +28,7 @@ setup(
         Extension(
             "jext_rng_native._native_cpu",
             sources=["csrc/rng_cpu.cc"],
+            depends=["csrc/generators.h", "csrc/generators_avx2.h"],
             include_dirs=["csrc"],
             language="c++",
             extra_compile_args=["-std=c++17", "-O3", "-fvisibility=hidden"],

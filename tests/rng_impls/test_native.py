@@ -72,6 +72,24 @@ def test_threads_split_the_stream_exactly(rng: CounterRng, monkeypatch: pytest.M
     np.testing.assert_array_equal(one, want)
 
 
+def test_the_baseline_kernels_give_the_avx2_kernels_bits(
+    rng: CounterRng, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # JEXT_RNG_AVX2=0 (read at each call) runs the kernels a CPU without AVX2 gets.  A key
+    # whose counter carries inside the first block group, and over 4 MiB of output: the
+    # size from which the kernel asks for huge pages (JEXT_RNG_HUGE_PAGES=0: it does not).
+    keys = jnp.stack([key_data(rng, (), seed=7), jnp.asarray(rng.key_data(2**70 + 1, 2**64 - 3))])
+    fn = jax.jit(lambda k: [cpu(rng)(k, bit_width=8, shape=s) for s in ((2**21 + 5,), (1001,))])
+    fast, small = (np.asarray(x) for x in fn(keys))
+    monkeypatch.setenv("JEXT_RNG_AVX2", "0")
+    monkeypatch.setenv("JEXT_RNG_HUGE_PAGES", "0")
+    base, base_small = (np.asarray(x) for x in fn(keys))
+    # The AVX2 kernels' bits are held to the XLA path in test_strategies.py.
+    np.testing.assert_array_equal(base, fast)
+    np.testing.assert_array_equal(base_small, small)
+    np.testing.assert_array_equal(small, fast[:, :1001])
+
+
 def test_vmap_is_one_call_on_the_key_batch() -> None:
     impl = jext.random.get_impl("jext.chacha20").jax_impl
     keys = jax.random.split(jax.random.key(0, impl=impl), 3)

@@ -1,9 +1,9 @@
 // The block functions of jext's bundled counter-based generators, on groups of blocks.
 //
 // Each generator computes kLanes consecutive blocks at once with the lane as the innermost
-// loop index of plain uint32/uint64 arithmetic, so that the compiler turns every step into
-// SIMD instructions (AVX2: 8 ChaCha lanes, 4 Threefry lanes per register).  The
-// streams are those of jext/rng_impls (the XLA path): block b of a key enciphers the key's
+// loop index of plain uint32/uint64 arithmetic, which the compiler vectorizes for the
+// baseline instruction set of the build (SSE2 on x86-64); generators_avx2.h has the same
+// functions written for AVX2, used where the CPU has it.  The streams are those of jext/rng_impls (the XLA path): block b of a key enciphers the key's
 // counter plus b, and a block's words are written in order, little-endian.
 
 #ifndef JEXT_RNG_NATIVE_GENERATORS_H_
@@ -12,8 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
-// Everything below is inlined into the callers that rng_cpu.cc compiles once per
-// instruction set (see FillRange there), so that each copy uses that set's SIMD registers.
+// Everything below is inlined into the callers in rng_cpu.cc.
 #define JEXT_RNG_INLINE inline __attribute__((always_inline))
 
 namespace jext_rng {
@@ -57,8 +56,7 @@ JEXT_RNG_INLINE void StoreBlocks4x64(const u64* w0, const u64* w1, const u64* w2
 
 // --- Philox4x64-10 ----------------------------------------------------------------------
 
-// The 128-bit product a * m.  __uint128_t compiles to one scalar mulx; AVX2 has no
-// 64x64-bit multiply, and splitting into four 32x32->64 SIMD products measured half as fast.
+// The 128-bit product a * m: __uint128_t compiles to one scalar multiply.
 JEXT_RNG_INLINE void MulHiLo64(u64 a, u64 m, u64* lo, u64* hi) {
   const unsigned __int128 p = static_cast<unsigned __int128>(a) * m;
   *lo = static_cast<u64>(p), *hi = static_cast<u64>(p >> 64);
@@ -162,6 +160,8 @@ struct ChaCha20 {
   static constexpr const char* kName = "chacha20";
   static constexpr int kKeyDataWords = 12;  // uint32: key (8), counter and nonce (4)
   static constexpr int kBlockBytes = 64;
+  // "expand 32-byte k", little-endian.
+  static constexpr u32 kSigma[4] = {0x61707865u, 0x3320646Eu, 0x79622D32u, 0x6B206574u};
 
   u32 key[8];
   u32 counter[4];  // state words 12..15, one little-endian 128-bit counter
@@ -172,8 +172,6 @@ struct ChaCha20 {
   }
 
   JEXT_RNG_INLINE void Group(u64 first, unsigned char* out) const {
-    // "expand 32-byte k", little-endian.
-    constexpr u32 kSigma[4] = {0x61707865u, 0x3320646Eu, 0x79622D32u, 0x6B206574u};
     u32 init[4][kLanes];  // the counter words; the rest of the initial state is shared
     for (int l = 0; l < kLanes; ++l) {
       u32 c[4];

@@ -21,8 +21,10 @@
 #include <vector>
 
 #include <sched.h>
+#include <sys/mman.h>
 
 #include "generators.h"
+#include "generators_avx2.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -33,6 +35,36 @@ namespace {
 // Below this many bytes of output a call stays on the calling thread: starting threads
 // costs more than it saves.
 constexpr int64_t kMinBytesPerThread = 1 << 16;
+
+// Output of at least this many bytes is backed by transparent huge pages where the
+// kernel offers them on request (THP "madvise" mode, the common default); numpy advises
+// its own arrays from the same size on.
+constexpr int64_t kHugePageAdviceBytes = int64_t{4} << 20;
+
+// Whether an environment switch read at each call is set to "0".
+bool SwitchedOff(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "0") == 0;
+}
+
+// Asks the kernel to back the whole 2 MiB pages inside [out, out + bytes) with huge pages
+// before the first write.  XLA allocates a fresh output buffer per call, and a large one
+// is a fresh mapping: first touches of its 4 KiB pages (one page fault each, expensive in
+// a virtual machine) cost more than computing the bits.  Only pages entirely inside the
+// buffer are advised, so no other allocation is affected; failure is harmless.
+// JEXT_RNG_HUGE_PAGES=0 (read at each call) leaves the buffer alone: where the host takes
+// free memory back from a virtual machine, huge pages freed a while ago come back cold, and
+// their first touch costs more than 4 KiB pages' would (docs/rng.md).
+void AdviseHugePages(unsigned char* out, int64_t bytes) {
+  if (bytes < kHugePageAdviceBytes || SwitchedOff("JEXT_RNG_HUGE_PAGES")) return;
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(out);
+  const uintptr_t begin = (first + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (first + static_cast<uintptr_t>(bytes)) & ~(kHuge - 1);
+#ifdef MADV_HUGEPAGE
+  if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
 
 // The cores this process may run on, capped by JEXT_RNG_THREADS (a positive integer).
 int MaxThreads() {
@@ -47,14 +79,33 @@ int MaxThreads() {
   return cores;
 }
 
+// The block groups of the baseline instruction set, whichever CPU runs them.
+struct Portable {
+  template <typename Gen>
+  JEXT_RNG_INLINE static void Group(const Gen& gen, u64 first, unsigned char* out) {
+    gen.Group(first, out);
+  }
+};
+
+#ifdef JEXT_RNG_HAVE_AVX2
+// The block groups of generators_avx2.h.  Not inlined into FillRangeBody: GCC inlines
+// AVX2 code only into functions compiled for AVX2, and one call per group costs nothing.
+struct Avx2 {
+  template <typename Gen>
+  __attribute__((target("avx2"))) static void Group(const Gen& gen, u64 first, unsigned char* out) {
+    avx2::Group(gen, first, out);
+  }
+};
+#endif
+
 // Writes bytes [begin, end) of the concatenation of every key's first `key_bytes` stream
 // bytes.  Whole groups of blocks go straight to `out`; a group that crosses a key's end
 // or the range's edges goes through a buffer.
-template <typename Gen>
+template <typename Gen, typename Isa>
 JEXT_RNG_INLINE void FillRangeBody(const u32* keys, unsigned char* out, int64_t key_bytes,
                                    int64_t begin, int64_t end) {
   constexpr int64_t kGroupBytes = static_cast<int64_t>(Gen::kBlockBytes) * kLanes;
-  unsigned char buffer[kGroupBytes];
+  alignas(32) unsigned char buffer[kGroupBytes];
   int64_t pos = begin;
   while (pos < end) {
     const int64_t key = pos / key_bytes;
@@ -67,9 +118,9 @@ JEXT_RNG_INLINE void FillRangeBody(const u32* keys, unsigned char* out, int64_t 
       const u64 first = static_cast<u64>(group) * kLanes;
       const int64_t take = std::min(kGroupBytes - skip, key_end - pos);
       if (skip == 0 && take == kGroupBytes) {
-        gen.Group(first, out + pos);
+        Isa::Group(gen, first, out + pos);
       } else {
-        gen.Group(first, buffer);
+        Isa::Group(gen, first, buffer);
         std::memcpy(out + pos, buffer + skip, take);
       }
       pos += take, offset += take;
@@ -77,29 +128,33 @@ JEXT_RNG_INLINE void FillRangeBody(const u32* keys, unsigned char* out, int64_t 
   }
 }
 
-// FillRangeBody compiled twice, for AVX2 and for the baseline of the build, chosen by
-// the CPU at run time: a plain build must run on any x86-64, and AVX2 doubles the speed of
-// the SIMD-friendly generators.
-#if defined(__x86_64__) && defined(__GNUC__)
+template <typename Gen>
+void FillRangePortable(const u32* keys, unsigned char* out, int64_t key_bytes, int64_t begin,
+                       int64_t end) {
+  FillRangeBody<Gen, Portable>(keys, out, key_bytes, begin, end);
+}
+
+#ifdef JEXT_RNG_HAVE_AVX2
 template <typename Gen>
 __attribute__((target("avx2"))) void FillRangeAvx2(const u32* keys, unsigned char* out,
                                                    int64_t key_bytes, int64_t begin,
                                                    int64_t end) {
-  FillRangeBody<Gen>(keys, out, key_bytes, begin, end);
+  FillRangeBody<Gen, Avx2>(keys, out, key_bytes, begin, end);
 }
 #endif
 
+using FillRangeFn = void (*)(const u32*, unsigned char*, int64_t, int64_t, int64_t);
+
+// The AVX2 kernels where the CPU has AVX2, else the baseline ones: a plain build must run
+// on any x86-64 (and on other architectures).  JEXT_RNG_AVX2=0, read at each call, forces
+// the baseline kernels (to test them, or to compare).
 template <typename Gen>
-void FillRange(const u32* keys, unsigned char* out, int64_t key_bytes, int64_t begin,
-               int64_t end) {
-#if defined(__x86_64__) && defined(__GNUC__)
+FillRangeFn ChooseFillRange() {
+#ifdef JEXT_RNG_HAVE_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
-    FillRangeAvx2<Gen>(keys, out, key_bytes, begin, end);
-    return;
-  }
+  if (avx2 && !SwitchedOff("JEXT_RNG_AVX2")) return FillRangeAvx2<Gen>;
 #endif
-  FillRangeBody<Gen>(keys, out, key_bytes, begin, end);
+  return FillRangePortable<Gen>;
 }
 
 // Fills out with `keys` streams' first `key_bytes` bytes each, on up to MaxThreads()
@@ -108,11 +163,13 @@ template <typename Gen>
 void FillStreams(const u32* keys, int64_t nkeys, unsigned char* out, int64_t key_bytes) {
   const int64_t total = nkeys * key_bytes;
   if (total == 0) return;
+  AdviseHugePages(out, total);
   constexpr int64_t kGroupBytes = static_cast<int64_t>(Gen::kBlockBytes) * kLanes;
+  const FillRangeFn fill = ChooseFillRange<Gen>();
   const int64_t threads =
       std::max<int64_t>(1, std::min<int64_t>(MaxThreads(), total / kMinBytesPerThread));
   if (threads == 1) {
-    FillRange<Gen>(keys, out, key_bytes, 0, total);
+    fill(keys, out, key_bytes, 0, total);
     return;
   }
   const int64_t share = (total / threads + kGroupBytes - 1) / kGroupBytes * kGroupBytes;
@@ -120,9 +177,9 @@ void FillStreams(const u32* keys, int64_t nkeys, unsigned char* out, int64_t key
   workers.reserve(threads - 1);
   for (int64_t t = 1; t < threads; ++t) {
     const int64_t begin = std::min(total, t * share), end = std::min(total, (t + 1) * share);
-    if (begin < end) workers.emplace_back(FillRange<Gen>, keys, out, key_bytes, begin, end);
+    if (begin < end) workers.emplace_back(fill, keys, out, key_bytes, begin, end);
   }
-  FillRange<Gen>(keys, out, key_bytes, 0, std::min(total, share));
+  fill(keys, out, key_bytes, 0, std::min(total, share));
   for (auto& worker : workers) worker.join();
 }
 
