@@ -1,7 +1,6 @@
 """jext/_jax.py absorbs every difference between the supported JAX releases, in one section.
 
-CI runs the whole suite on the newest installable JAX, and on the oldest supported one
-when asked (`JEXT_CI_OLDEST_JAX=0.8.3`);
+CI runs the whole suite on the oldest supported JAX and on the newest installable one;
 these tests keep the switches where a reader finds them.
 """
 
