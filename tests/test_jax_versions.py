@@ -1,7 +1,6 @@
 """jext/_jax.py absorbs every difference between the supported JAX releases, in one section.
 
-CI runs the whole suite on the newest installable JAX, and on the oldest supported one
-when asked (`JEXT_CI_OLDEST_JAX=0.8.3`);
+CI runs the whole suite on the oldest supported JAX and on the newest installable one;
 these tests keep the switches where a reader finds them.
 """
 
@@ -18,6 +17,7 @@ from pathlib import Path
 import jax
 import jax.extend.core
 import numpy as np
+import pytest
 
 from jext import _jax
 
@@ -86,18 +86,29 @@ def test_mlir_ir_is_jax_extend_mlir_ir_typed_loosely() -> None:
     assert hasattr(_jax.mlir_ir, "RankedTensorType")
 
 
-def test_the_native_example_builds_against_the_oldest_supported_ffi() -> None:
+NATIVE_PLUGINS = sorted(
+    p.parent.name for p in ROOT.glob("plugins/*/pyproject.toml") if "jaxlib" in p.read_text()
+)
+
+
+@pytest.mark.parametrize("plugin", NATIVE_PLUGINS)
+def test_native_plugins_build_against_the_oldest_supported_ffi(plugin: str) -> None:
     """XLA loads FFI handlers built against an older FFI API, never a newer one (jaxlib
-    0.8.3 refuses 0.10's): the example's build requirement is jext's oldest JAX."""
+    0.8.3 refuses 0.10's, and then cannot start its CPU backend at all): every plugin that
+    compiles handlers builds them against jext's oldest JAX."""
     jext_deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    native = tomllib.loads((ROOT / "plugins/jext-example-native/pyproject.toml").read_text())
+    native = tomllib.loads((ROOT / "plugins" / plugin / "pyproject.toml").read_text())
     build = native["build-system"]["requires"]
     for dist in ("jax", "jaxlib"):
         (supported,) = [d for d in jext_deps if re.match(rf"{dist}[<>=]", d)]
         oldest = re.search(r">=([\d.]+)", supported)
         assert oldest is not None, supported
         major, minor = oldest.group(1).split(".")[:2]
-        assert f"{dist}>={major}.{minor},<{major}.{int(minor) + 1}" in build
+        assert f"{dist}>={major}.{minor},<{major}.{int(minor) + 1}" in build, plugin
+
+
+def test_both_native_plugins_are_found() -> None:
+    assert {"jext-example-native", "jext-rng-native"} <= set(NATIVE_PLUGINS)
 
 
 def test_typed_keys_pickle_switch_matches_jax() -> None:
