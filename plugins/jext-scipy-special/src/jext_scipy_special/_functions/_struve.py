@@ -259,8 +259,14 @@ def modstruve(v: ArrayLike, x: ArrayLike) -> jax.Array:
     return _MODSTRUVE(v, x)
 
 
-# Zeros of H_v (and of L_v for v < -1/2): an absolute floor as the Bessel functions'.
-_TOL = {"float64": (1e-12, 1e-14), "float32": (5e-6, 1e-6)}
+# Absolute floor as the Bessel functions' (zeros of H_v, and of L_v for v < -1/2).
+# SciPy's own float64 error (against mpmath at 40 digits) reaches 3.2e-12 for H and
+# 1.6e-11 for L on these domains, around x ~ 10..30 where its methods hand over; the
+# wrappers are within 2e-14 of mpmath there (tests/test_special_struve.py), so they are
+# held to SciPy at 2e-11 (H) and 5e-11 (L).  float32: the prefactor (x/2)^(v+1) /
+# Gamma(v + 3/2) in float32 carries ~|v log x| ulp (SciPy computes float32 in double).
+_TOL_H = {"float64": (2e-11, 1e-14), "float32": (2e-5, 1e-6)}
+_TOL_L = {"float64": (5e-11, 1e-14), "float32": (2e-5, 1e-6)}
 _DOMAINS = (
     Domain(((-10.0, 20.0), (1e-3, 60.0))),
     Domain(((-5.0, 5.0), (1e-3, 1e3)), log=True),
@@ -272,14 +278,19 @@ _EDGES = tuple(
 
 WRAPPERS: tuple[ScipyWrapper, ...] = (
     declare(
-        "struve", struve, domains=_DOMAINS, differentiable=(1,), tolerances=_TOL, edge_cases=_EDGES
+        "struve",
+        struve,
+        domains=_DOMAINS,
+        differentiable=(1,),
+        tolerances=_TOL_H,
+        edge_cases=_EDGES,
     ),
     declare(
         "modstruve",
         modstruve,
         domains=_DOMAINS,
         differentiable=(1,),
-        tolerances=_TOL,
+        tolerances=_TOL_L,
         edge_cases=_EDGES,
     ),
 )
