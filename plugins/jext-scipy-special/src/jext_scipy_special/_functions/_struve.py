@@ -160,7 +160,8 @@ def _asymptotic_sum(v: jax.Array, x: jax.Array, sign: float) -> jax.Array:
         return nxt, total + jnp.where(live, nxt, 0.0), live
 
     init: tuple[jax.Array, ...] = (c0, c0, jnp.ones(x.shape, bool))
-    return lax.fori_loop(0, _ASYMP_TERMS, add, init, unroll=4)[1]
+    total: jax.Array = lax.fori_loop(0, _ASYMP_TERMS, add, init, unroll=4)[1]
+    return total
 
 
 def _struve_kernel(v: jax.Array, x: jax.Array, is_h: bool) -> jax.Array:
