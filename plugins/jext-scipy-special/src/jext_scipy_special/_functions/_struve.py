@@ -142,7 +142,7 @@ def _series_sum(v: jax.Array, x: jax.Array, sign: float) -> jax.Array:
         return (k + 1.0, r[0], r[1], s[0], s[1], done | ~jnp.isfinite(s[0]))
 
     state: tuple[jax.Array, ...] = (zero, one, zero, one, zero, jnp.zeros(x.shape, bool))
-    out = iterate(step, state, lambda st: st[5], _SERIES_CAP, x.dtype, unroll=2)
+    out = iterate(step, state, lambda st: st[5], _SERIES_CAP, x.dtype, unroll=1)
     return out[3] + out[4]
 
 
@@ -160,7 +160,7 @@ def _asymptotic_sum(v: jax.Array, x: jax.Array, sign: float) -> jax.Array:
         return nxt, total + jnp.where(live, nxt, 0.0), live
 
     init: tuple[jax.Array, ...] = (c0, c0, jnp.ones(x.shape, bool))
-    total: jax.Array = lax.fori_loop(0, _ASYMP_TERMS, add, init, unroll=4)[1]
+    total: jax.Array = lax.fori_loop(0, _ASYMP_TERMS, add, init)[1]
     return total
 
 
