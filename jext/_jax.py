@@ -554,7 +554,7 @@ JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
 
 JAXLIB_RELEASE: Final[str] = jaxlib.__version__
-"""The installed jaxlib release as a string, e.g. ``"0.10.2"`` (jaxlib 0.8 and later), for messages."""
+"""The installed jaxlib release, e.g. ``"0.10.2"`` (jaxlib 0.8 and later), for messages."""
 
 
 @functools.cache
@@ -574,6 +574,7 @@ def installed_ffi_api() -> tuple[int, int] | None:
     except OSError:
         return None
 
+
 mlir_ir: Final[Any] = _mlir_ir
 """``jax.extend.mlir.ir``, the MLIR builders of raw lowering rules, typed ``Any``.
 
@@ -588,7 +589,10 @@ def parse_ffi_api(header: str) -> tuple[int, int] | None:
 
     Every jaxlib from 0.8 on (jaxlib 0.10.2 included) defines both as integer macros.
     """
-    found = [re.search(rf"^#define XLA_FFI_API_{part}\s+(\d+)", header, re.M) for part in ("MAJOR", "MINOR")]
+    found = [
+        re.search(rf"^#define XLA_FFI_API_{part}\s+(\d+)", header, re.M)
+        for part in ("MAJOR", "MINOR")
+    ]
     if found[0] is None or found[1] is None:
         return None
     return int(found[0].group(1)), int(found[1].group(1))

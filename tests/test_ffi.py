@@ -198,7 +198,10 @@ def test_the_installed_ffi_api_is_read_from_jaxlibs_headers() -> None:
     installed = _jax.installed_ffi_api()
     assert installed is not None and installed == _jax.parse_ffi_api(header)
     assert f"#define XLA_FFI_API_MINOR {installed[1]}" in header
-    assert _jax.parse_ffi_api("#define XLA_FFI_API_MAJOR 1\n#define XLA_FFI_API_MINOR 12\n") == (1, 12)
+    assert _jax.parse_ffi_api("#define XLA_FFI_API_MAJOR 1\n#define XLA_FFI_API_MINOR 12\n") == (
+        1,
+        12,
+    )
     assert _jax.parse_ffi_api("#define XLA_FFI_API_MAJOR 0\n") is None
 
 
