@@ -9,13 +9,13 @@ Tested against jax 0.8.x and 0.10.x; the differences are the version switches at
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
-import jaxlib
 import numpy as np
 
 # From jax.extend.core where it has them in every supported JAX (0.8 to 0.11); the two
@@ -553,7 +553,7 @@ def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
 
-JAXLIB_RELEASE: Final[str] = jaxlib.__version__
+JAXLIB_RELEASE: Final[str] = importlib.metadata.version("jaxlib")
 """The installed jaxlib release, e.g. ``"0.10.2"`` (jaxlib 0.8 and later), for messages."""
 
 
