@@ -151,7 +151,9 @@ def test_built_for_a_newer_ffi_api_it_fails_in_one_line_and_xla_draws(tmp_path: 
     # A build against a newer FFI API than jaxlib's is refused by XLA, after which jaxlib
     # 0.8 cannot start its CPU backend: the plugin must fail before registering anything.
     # Simulated where jext reads the installed version (a second jaxlib build is too slow).
-    built = importlib.import_module("jext_rng_native._native_cpu").ffi_api_version()
+    native_cpu = importlib.import_module("jext_rng_native._native_cpu")
+    assert hasattr(native_cpu, "ffi_api_version"), "a build from before the check: reinstall it"
+    built = native_cpu.ffi_api_version()
     code = (
         "import warnings, jax, jax.numpy as jnp, numpy as np\n"
         "from jext import _jax\n"
