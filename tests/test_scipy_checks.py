@@ -99,6 +99,18 @@ def test_shape_dependent_function_fails_jit_vmap() -> None:
     assert st == "fail" and "vmap vs jit" in message
 
 
+def test_batch_dependent_function_fails_jit_vmap() -> None:
+    # One ulp more wherever the batch holds a nan: within every tolerance, so the values
+    # pass; only the bitwise comparison of an element alone and in a batch sees it.
+    def erf_batch_dependent(x: jax.Array) -> jax.Array:
+        return jsp.erf(x) * (1.0 + jnp.finfo(x.dtype).eps * jnp.any(jnp.isnan(x)))
+
+    wrapper = erf_wrapper(erf_batch_dependent)
+    assert status(wrapper, "values")[0] == "pass"
+    st, message = status(wrapper, "jit_vmap")
+    assert st == "fail" and "float32 batch independence" in message and "bitwise" in message
+
+
 def test_no_differentiable_argument_is_a_skip_with_reason() -> None:
     st, message = status(erf_wrapper(jsp.erf, differentiable=()), "gradients")
     assert (st, message) == ("skip", "the wrapper declares no differentiable argument")
