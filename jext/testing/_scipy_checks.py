@@ -26,6 +26,7 @@ from jext.testing._report import (
 
 __all__ = [
     "SCIPY_CHECKS",
+    "check_batch_independence",
     "oracle_of",
     "run_scipy_check",
     "scipy_report",
@@ -427,25 +428,35 @@ def check_gradients(wrapper: ScipyWrapper, session: _Session | None = None) -> f
 
 def check_jit_vmap(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """``jit`` on a vector, ``vmap``, and scalar calls (``lax.map``) agree; and in every
-    dtype, a few points computed among themselves equal bit for bit the same points computed
-    in a batch with the sampled values, the domain bounds, +-0, +-inf and nan (a stopping
-    rule that waits for the whole batch fails here)."""
+    dtype, no value depends on its batch (see :func:`check_batch_independence`)."""
     session = session or _Session(wrapper)
+    for each in wrapper.dtypes:
+        check_batch_independence(wrapper, each, session)
     dtype = wrapper.dtypes[0]
     kw = _kw_key(wrapper.domains[0].kwargs)
-    where = session.plan.segment(kw, "jit_vmap")
-    args = session.plan.jit_vmap
-    for each in wrapper.dtypes:
-        in_batch = session.get(each, kw, "eval")[..., where]
-        alone = session.get(each, kw, "among_themselves")
-        _same_bits(alone, in_batch, f"{each} batch independence", args)
-    vector = session.get(dtype, kw, "eval")[..., where]
+    vector = session.get(dtype, kw, "eval")[..., session.plan.segment(kw, "jit_vmap")]
     parts = session.get(dtype, kw, "jit_vmap")
+    args = session.plan.jit_vmap
     rtol = wrapper.tolerances[dtype][0]
     worst = _compare(parts["vmap"], vector, rtol, 0.0, "vmap vs jit", args)
     return max(
         worst, _compare(parts["scalar"], vector, rtol, 0.0, "scalar calls vs jit on a vector", args)
     )
+
+
+def check_batch_independence(
+    wrapper: ScipyWrapper, dtype: str, session: _Session | None = None
+) -> None:
+    """A few points computed among themselves equal, bit for bit, the same points computed
+    in a batch with the sampled values, the domain bounds, +-0, +-inf and nan: a stopping
+    rule that waits for the whole batch fails here.  Both batches run through one compiled
+    program, with the points in the same places, so nothing but their companions differs.
+    """
+    session = session or _Session(wrapper)
+    kw = _kw_key(wrapper.domains[0].kwargs)
+    in_batch = session.get(dtype, kw, "eval")[..., session.plan.segment(kw, "jit_vmap")]
+    alone = session.get(dtype, kw, "among_themselves")
+    _same_bits(alone, in_batch, f"{dtype} batch independence", session.plan.jit_vmap)
 
 
 def _same_bits(alone: Any, in_batch: Any, what: str, points: Sequence[Any]) -> None:
