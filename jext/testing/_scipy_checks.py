@@ -331,15 +331,16 @@ def _gradients(
         return f(*full)
 
     primals = [columns[i] for i in differentiable]
-    shape = jax.eval_shape(of_differentiable, *primals)
-    if isinstance(shape, tuple | list) or jnp.issubdtype(shape.dtype, jnp.complexfloating):
+    # The reverse pass's own trace says what ``f`` returns (an eval_shape first would
+    # trace ``f`` once more); where it is the wrong kind, it is left unused.
+    values, pullback = jax.vjp(of_differentiable, *primals)
+    if isinstance(values, tuple | list) or jnp.issubdtype(values.dtype, jnp.complexfloating):
         _, tangent_of = jax.linearize(of_differentiable, *primals)
 
         def unit(k: int) -> list[Any]:
             return [(jnp.ones_like if j == k else jnp.zeros_like)(x) for j, x in enumerate(primals)]
 
         return {i: _stacked(tangent_of(*unit(k))) for k, i in enumerate(differentiable)}
-    values, pullback = jax.vjp(of_differentiable, *primals)
     cotangents = pullback(jnp.ones_like(values))
     return dict(zip(differentiable, cotangents, strict=True))
 
