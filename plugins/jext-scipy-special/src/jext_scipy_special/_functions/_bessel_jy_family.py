@@ -24,7 +24,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel01 import j0_pos, j1_pos, y0_pos, y1_pos
-from ._bessel_jy import cos_pi, jy, sin_pi
+from ._bessel_jy import cos_pi, jy, sin_pi, y_integer
 from ._common import entry_point, nondiff, tangent
 from ._declare import special_wrapper
 
@@ -215,6 +215,25 @@ def _y1_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
     return y1, (_y0(x) - y1 / x) * dx
 
 
+@jax.custom_jvp
+def _yn_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    return y_integer(n, x)
+
+
+@_yn_int.defjvp
+def _yn_int_jvp(primals: Pair, tangents: tuple[jax.Array, jax.Array]) -> Pair:
+    n, x = primals
+    _, dx = tangents
+    # One kernel on the orders n - 1 and n + 1 (one copy of it in the program).
+    ym, yp = _yn_int(jnp.stack([n - 1.0, n + 1.0]), jnp.stack([x, x]))
+    return _yn_int(n, x), 0.5 * (ym - yp) * dx
+
+
+def _yn(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _yn_int(lax.stop_gradient(jnp.trunc(n)), x)
+
+
+_YN = entry_point(_yn)
 _J0 = entry_point(_j0)
 _J1 = entry_point(_j1)
 _Y0 = entry_point(_y0)
@@ -252,7 +271,7 @@ def jn(n: ArrayLike, x: ArrayLike) -> jax.Array:
 def yn(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """``Y_n(x)`` for integer order, mirroring ``scipy.special.yn``: a real ``n`` is
     truncated towards 0 (SciPy truncates with a warning).  Differentiable in ``x``."""
-    return yv(jnp.trunc(jnp.asarray(n, dtype=jnp.result_type(n, float))), x)
+    return _YN(n, x)
 
 
 def hankel1(v: ArrayLike, z: ArrayLike) -> jax.Array:
