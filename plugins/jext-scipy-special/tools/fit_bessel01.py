@@ -31,7 +31,7 @@ And ``pi/4`` split into words for the reduction of the phase (``_bessel01._phase
 
 from __future__ import annotations
 
-import mpmath as mp
+import mpmath as mp  # type: ignore[import-untyped]
 
 mp.mp.dps = 40
 S = 5

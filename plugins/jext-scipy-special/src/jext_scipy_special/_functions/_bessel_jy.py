@@ -381,7 +381,7 @@ def _y_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array]:
     def cond(st: tuple[jax.Array, ...]) -> jax.Array:
         return st[0] < nmax
 
-    init = (jnp.asarray(1.0, x.dtype), y0, y1, jnp.where(n == 0.0, y0, y1))
+    init: tuple[jax.Array, ...] = (jnp.asarray(1.0, x.dtype), y0, y1, jnp.where(n == 0.0, y0, y1))
     out = lax.while_loop(cond, body, init)[3]
     return (jnp.where(jnp.isfinite(out), out, -jnp.inf),)
 
