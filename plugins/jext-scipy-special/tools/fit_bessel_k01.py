@@ -31,7 +31,7 @@ from pathlib import Path
 import mpmath as mp  # type: ignore[import-untyped]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_bessel01 import _cheb_to_powers, _emit
+from fit_bessel01 import _emit, _interpolate
 
 mp.mp.dps = 40
 S = 2
@@ -66,15 +66,7 @@ def _fit(n: int) -> list[mp.mpf]:
     for s in nodes:
         x = S / ((s + 1) / 2)
         vals.append(mp.sqrt(x) * mp.exp(x) * mp.besselk(n, x))
-    c = [
-        2
-        * mp.fsum(v * mp.cos(mp.pi * k * (j + mp.mpf(1) / 2) / NODES) for j, v in enumerate(vals))
-        / NODES
-        for k in range(NODES)
-    ]
-    c[0] /= 2
-    deg = max(k for k in range(NODES) if abs(c[k]) > CUT * abs(c[0]))
-    return list(_cheb_to_powers(c[: deg + 1]))
+    return _interpolate(vals)
 
 
 def main() -> None:
