@@ -19,9 +19,9 @@ Methods (A&S 22.7, 22.18; Mason & Handscomb for Chebyshev):
   Below ``x = -1`` the value is complex: nan here, where SciPy's ``hyp2f1`` returns
   ``inf``; nan too at infinite degree or ``x``.  (SciPy's ``hyp2f1`` form is
   inaccurate for ``x < 0``: the checks hold the real degrees to mpmath.)
-* Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree need an accurate
-  ``hyp2f1``/``hyp1f1`` (``jax.scipy``'s are ~1e-1 and ~3e-8 off in places): not
-  ported, nan here.
+* Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree: SciPy's
+  ``hyp2f1``/``hyp1f1`` definitions, by series at the two lowest degrees and the
+  degree's recurrence (see ``_poly_real``); nan below ``x = -0.95``.
 
 Derivatives in ``x`` (the degree and the parameters carry none) by the classical
 identities: ``T_n' = n U_{n-1}``, ``U_n' = 2 C^(2)_{n-1}``, ``P_n' = C^(3/2)_{n-1}``,
@@ -296,7 +296,8 @@ def _hermite_int(n: jax.Array, x: jax.Array) -> jax.Array:
 
 # ------------------------------------------------------- integer-degree only
 def _integer_only(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """``kernel`` at integer degrees (first argument); nan at the others (not ported)."""
+    """``kernel`` at integer degrees (first argument); nan at the others (Hermite: its
+    degree is truncated first, so only an infinite or nan degree)."""
 
     def run(n: jax.Array, *args: jax.Array) -> jax.Array:
         integer = _is_int(n)
@@ -558,48 +559,50 @@ def eval_sh_chebyu(n: ArrayLike, x: ArrayLike) -> jax.Array:
 def eval_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Legendre polynomial ``P_n(x)``, mirroring ``scipy.special.eval_legendre``.
 
-    Integer ``n`` (``P_{-n-1} = P_n``); a non-integer ``n`` gives nan (SciPy's
-    ``hyp2f1`` form is not ported).  Differentiable in ``x``: ``C^(3/2)_{n-1}(x)``.
+    Any real ``n`` (``P_{-n-1} = P_n``; a non-integer ``n`` by ``_poly_real``, nan
+    below ``x = -0.95``).  Differentiable in ``x``: ``C^(3/2)_{n-1}(x)``.
     """
     return _LEGENDRE(n, x)
 
 
 def eval_sh_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Shifted Legendre ``P*_n(x) = P_n(2x - 1)``, mirroring ``scipy.special.eval_sh_legendre``
-    (integer ``n``; nan otherwise).  Differentiable in ``x``."""
+    (real ``n``; nan below ``x = 0.025`` for a non-integer ``n``).  Differentiable in
+    ``x``."""
     return _SH_LEGENDRE(n, x)
 
 
 def eval_gegenbauer(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
     """Gegenbauer polynomial ``C^(alpha)_n(x)``, mirroring ``scipy.special.eval_gegenbauer``
-    (integer ``n``, 0 for ``n < 0``; nan for non-integer ``n``).
+    (integer ``n``, 0 for ``n < 0``; real ``n > -1``, nan below ``x = -0.95``).
     Differentiable in ``x``: ``2 alpha C^(alpha+1)_{n-1}(x)``."""
     return _GEGENBAUER(n, alpha, x)
 
 
 def eval_jacobi(n: ArrayLike, alpha: ArrayLike, beta: ArrayLike, x: ArrayLike) -> jax.Array:
     """Jacobi polynomial ``P^(alpha, beta)_n(x)``, mirroring ``scipy.special.eval_jacobi``
-    (integer ``n >= 0``; nan otherwise).
+    (integer ``n >= 0``; real ``n > -1``, nan below ``x = -0.95``).
     Differentiable in ``x``: ``(n + alpha + beta + 1)/2 P^(alpha+1, beta+1)_{n-1}(x)``."""
     return _JACOBI(n, alpha, beta, x)
 
 
 def eval_sh_jacobi(n: ArrayLike, p: ArrayLike, q: ArrayLike, x: ArrayLike) -> jax.Array:
     """Shifted Jacobi ``G^(p, q)_n(x) = P^(p-q, q-1)_n(2x - 1) / binom(2n + p - 1, n)``,
-    mirroring ``scipy.special.eval_sh_jacobi`` (integer ``n >= 0``).  Differentiable in ``x``."""
+    mirroring ``scipy.special.eval_sh_jacobi`` (real ``n >= 0``).  Differentiable in ``x``."""
     return _SH_JACOBI(n, p, q, x)
 
 
 def eval_genlaguerre(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
     """Generalised Laguerre polynomial ``L^(alpha)_n(x)``, mirroring
-    ``scipy.special.eval_genlaguerre`` (integer ``n``, 0 for ``n < 0``; ``alpha > -1``).
+    ``scipy.special.eval_genlaguerre`` (integer ``n``, 0 for ``n < 0``; real ``n > -1``;
+    ``alpha > -1``).
     Differentiable in ``x``: ``-L^(alpha+1)_{n-1}(x)``."""
     return _GENLAGUERRE(n, alpha, x)
 
 
 def eval_laguerre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Laguerre polynomial ``L_n(x)``, mirroring ``scipy.special.eval_laguerre`` (integer
-    ``n``).  Differentiable in ``x``."""
+    ``n``; real ``n > -1``).  Differentiable in ``x``."""
     return _LAGUERRE(n, x)
 
 
@@ -627,7 +630,7 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     """SciPy's function at an integer ``n`` called with an integer (its recurrence, as
     here; with a float ``n`` SciPy sums ``hyp2f1``'s terminating series instead).
 
-    ``real``: what a non-integer ``n`` gives here: ``"none"`` nan (not ported),
+    ``real``: what a non-integer ``n`` gives here: ``"none"`` nan,
     ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` or
     ``"hyper"`` mpmath's value (see :func:`_real_chebyshev`, :func:`_real_hyper`).
     """
