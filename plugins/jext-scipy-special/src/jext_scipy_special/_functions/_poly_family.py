@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
 import numpy as np
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
@@ -72,7 +73,7 @@ __all__ = [
 _SERIES_X = 1e-5  # below this |x|, Legendre and Gegenbauer sum their series about 0
 #: Elements per chunk: each chunk's loop runs to its largest degree; chunks this size
 #: keep the loop state in cache while amortising the cost of a loop trip.
-_CHUNK = 16384
+_CHUNK = 4096
 State = tuple[jax.Array, ...]
 
 
@@ -133,15 +134,11 @@ def _chebyu_real(v: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def _chebyt_value(n: jax.Array, x: jax.Array) -> jax.Array:
-    integer = _is_int(n)
-    out = jnp.where(integer, _chebyt_int(jnp.where(integer, n, 0.0), x), _chebyt_real(n, x))
-    return jnp.where(jnp.isnan(n), jnp.nan, out)
+    return _either(_chebyt_int, _chebyt_real, n, x)
 
 
 def _chebyu_value(n: jax.Array, x: jax.Array) -> jax.Array:
-    integer = _is_int(n)
-    out = jnp.where(integer, _chebyu_int(jnp.where(integer, n, 0.0), x), _chebyu_real(n, x))
-    return jnp.where(jnp.isnan(n), jnp.nan, out)
+    return _either(_chebyu_int, _chebyu_real, n, x)
 
 
 # ----------------------------------------------------- Legendre and Gegenbauer
@@ -185,30 +182,30 @@ def _gegenbauer_like(n: jax.Array, a: jax.Array, x: jax.Array, legendre: bool) -
 
         start = a
 
-    def step(k: jax.Array, st: State) -> State:
-        p, d, c = st
+    def recurrence(k: jax.Array, st: State) -> State:
         # The recurrence (k = 1 .. n-1) and its normalisation's product.
+        p, d, c = st
         if legendre:
-            d_rec = ((2.0 * k + 1.0) / (k + 1.0)) * xm1 * p + (k / (k + 1.0)) * d
-            c_rec = c
+            d = ((2.0 * k + 1.0) / (k + 1.0)) * xm1 * p + (k / (k + 1.0)) * d
         else:
-            d_rec = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
-            c_rec = c * ((2.0 * a + k) / (k + 1.0))
-        # The series (k = 1 .. half): Horner from the last term; c is its coefficient.
-        h = 1.0 + ratio(half - k) * p
-        return (
-            jnp.where(small, h, d_rec + p),
-            jnp.where(small, d, d_rec),
-            jnp.where(small, c * series_factor(k), c_rec),
-        )
+            d = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
+            c = c * ((2.0 * a + k) / (k + 1.0))
+        return d + p, d, c
 
+    def series(k: jax.Array, st: State) -> State:
+        # The series (k = 1 .. half): Horner from the last term; c is its coefficient.
+        p, c = st
+        return 1.0 + ratio(half - k) * p, c * series_factor(k)
+
+    # Two loops, each with no steps where the other applies (the series is rare: its
+    # loop then stops at once, and the recurrence's steps carry none of its work).
     one = jnp.ones_like(x)
-    init = (
-        jnp.where(small, one, x),
-        jnp.where(small, 0.0 * one, xm1),
-        jnp.where(small, start * one, 1.0 if legendre else 2.0 * a),
+    p_rec, _, c_rec = _steps(
+        recurrence, (x, xm1, (1.0 if legendre else 2.0 * a) * one), jnp.where(small, 0.0, n - 1.0)
     )
-    p, _, c = _steps(step, init, jnp.where(small, half, n - 1.0))
+    p_ser, c_ser = _steps(series, (one, start * one), jnp.where(small, half, 0.0))
+    p = jnp.where(small, p_ser, p_rec)
+    c = jnp.where(small, c_ser, c_rec)
     if legendre:
         lead = jnp.where(even, -2.0 * c, 2.0 * c * x)
     else:
@@ -316,10 +313,22 @@ def _either(
     sees benign arguments where the other one applies (degree 0; degree 1/2 at ``x = 1``,
     where the series stops at once), so that neither loop runs longer for them."""
     integer = _is_int(n)
-    out_int = integer_kernel(jnp.where(integer, n, 0.0), *args)
-    benign = [jnp.where(integer, 1.0, v) for v in args[:-1]]
-    x = jnp.where(integer, 1.0, args[-1])
-    out_real = real_kernel(jnp.where(integer, 0.5, n), *benign, x)
+
+    def integers() -> jax.Array:
+        return integer_kernel(jnp.where(integer, n, 0.0), *args)
+
+    def reals() -> jax.Array:
+        benign = [jnp.where(integer, 1.0, v) for v in args[:-1]]
+        x = jnp.where(integer, 1.0, args[-1])
+        return real_kernel(jnp.where(integer, 0.5, n), *benign, x)
+
+    def skip() -> jax.Array:
+        return jnp.zeros_like(args[-1])
+
+    # A chunk of only integer (or only non-integer) degrees skips the other path: its
+    # values are discarded, so skipping it changes no element's bits.
+    out_int = lax.cond(jnp.any(integer), integers, skip)
+    out_real = lax.cond(jnp.all(integer), skip, reals)
     return jnp.where(integer, out_int, jnp.where(jnp.isinf(n), jnp.nan, out_real))
 
 
