@@ -101,13 +101,14 @@ def _two_series(
 
     def done(st: State) -> jax.Array:
         j, s0, t0, s1, t1 = st
-        return (j > -jnp.minimum(a0, a1) + 1.0) & small(j, s0, t0, a0, b0) & small(
-            j, s1, t1, a1, b1
-        ) | ~jnp.isfinite(s0 + s1)
+        settled = j > -jnp.minimum(a0, a1) + 1.0  # past the sign changes of (j + a_i)
+        converged = settled & small(j, s0, t0, a0, b0) & small(j, s1, t1, a1, b1)
+        return converged | ~jnp.isfinite(s0 + s1)
 
     one = jnp.ones_like(z)
     zero = 0.0 * one
-    _, s0, _, s1, _ = iterate(step, (zero, zero, one, zero, one), done, _TERMS, z.dtype)
+    start: State = (zero, zero, one, zero, one)
+    _, s0, _, s1, _ = iterate(step, start, done, _TERMS, z.dtype)
     return s0, s1
 
 
