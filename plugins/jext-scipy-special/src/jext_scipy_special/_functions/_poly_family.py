@@ -19,9 +19,9 @@ Methods (A&S 22.7, 22.18; Mason & Handscomb for Chebyshev):
   Below ``x = -1`` the value is complex: nan here, where SciPy's ``hyp2f1`` returns
   ``inf``; nan too at infinite degree or ``x``.  (SciPy's ``hyp2f1`` form is
   inaccurate for ``x < 0``: the checks hold the real degrees to mpmath.)
-* Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree need an accurate
-  ``hyp2f1``/``hyp1f1`` (``jax.scipy``'s are ~1e-1 and ~3e-8 off in places): not
-  ported, nan here.
+* Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree: SciPy's
+  ``hyp2f1``/``hyp1f1`` definitions, by series at the two lowest degrees and the
+  degree's recurrence (see ``_poly_real``); nan below ``x = -0.95``.
 
 Derivatives in ``x`` (the degree and the parameters carry none) by the classical
 identities: ``T_n' = n U_{n-1}``, ``U_n' = 2 C^(2)_{n-1}``, ``P_n' = C^(3/2)_{n-1}``,
@@ -39,13 +39,17 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special as jsp
 import numpy as np
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import chunked, entry_point, iterate, nondiff, tangent
+from ._common import chunked, entry_point, nondiff, tangent
 from ._declare import declare
+from ._poly_real import genlaguerre_real, jacobi_type_real, rgamma
+from ._poly_real import steps as _steps
 
 __all__ = [
     "WRAPPERS",
@@ -67,31 +71,10 @@ __all__ = [
 ]
 
 _SERIES_X = 1e-5  # below this |x|, Legendre and Gegenbauer sum their series about 0
-_NO_LIMIT = 2**30  # the loops stop when every element has taken its own steps
 #: Elements per chunk: each chunk's loop runs to its largest degree; chunks this size
 #: keep the loop state in cache while amortising the cost of a loop trip.
-_CHUNK = 16384
-#: Recurrence steps per loop trip.  (With one, XLA compiles the step so that it rounds
-#: differently, and SciPy's Legendre and Laguerre tables miss their tolerance.)
-_UNROLL = 4
-
+_CHUNK = 4096
 State = tuple[jax.Array, ...]
-
-
-def _steps(step: Callable[[jax.Array, State], State], state: State, count: jax.Array) -> State:
-    """``state = step(k, state)`` for ``k = 1 .. count`` (per element; 0 steps where
-    ``count`` is not finite).  Elements are frozen after their own ``count`` steps."""
-    count = jnp.where(jnp.isfinite(count), count, 0.0)
-
-    def counted(k: jax.Array, st: State) -> State:
-        return (*step(k, st[:-1]), jnp.broadcast_to(k, count.shape))
-
-    def done(st: State) -> jax.Array:
-        return st[-1] >= count
-
-    return iterate(
-        counted, (*state, jnp.zeros_like(count)), done, _NO_LIMIT, count.dtype, unroll=_UNROLL
-    )[:-1]
 
 
 def _is_int(n: jax.Array) -> jax.Array:
@@ -151,15 +134,11 @@ def _chebyu_real(v: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def _chebyt_value(n: jax.Array, x: jax.Array) -> jax.Array:
-    integer = _is_int(n)
-    out = jnp.where(integer, _chebyt_int(jnp.where(integer, n, 0.0), x), _chebyt_real(n, x))
-    return jnp.where(jnp.isnan(n), jnp.nan, out)
+    return _either(_chebyt_int, _chebyt_real, n, x)
 
 
 def _chebyu_value(n: jax.Array, x: jax.Array) -> jax.Array:
-    integer = _is_int(n)
-    out = jnp.where(integer, _chebyu_int(jnp.where(integer, n, 0.0), x), _chebyu_real(n, x))
-    return jnp.where(jnp.isnan(n), jnp.nan, out)
+    return _either(_chebyu_int, _chebyu_real, n, x)
 
 
 # ----------------------------------------------------- Legendre and Gegenbauer
@@ -203,30 +182,30 @@ def _gegenbauer_like(n: jax.Array, a: jax.Array, x: jax.Array, legendre: bool) -
 
         start = a
 
-    def step(k: jax.Array, st: State) -> State:
-        p, d, c = st
+    def recurrence(k: jax.Array, st: State) -> State:
         # The recurrence (k = 1 .. n-1) and its normalisation's product.
+        p, d, c = st
         if legendre:
-            d_rec = ((2.0 * k + 1.0) / (k + 1.0)) * xm1 * p + (k / (k + 1.0)) * d
-            c_rec = c
+            d = ((2.0 * k + 1.0) / (k + 1.0)) * xm1 * p + (k / (k + 1.0)) * d
         else:
-            d_rec = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
-            c_rec = c * ((2.0 * a + k) / (k + 1.0))
-        # The series (k = 1 .. half): Horner from the last term; c is its coefficient.
-        h = 1.0 + ratio(half - k) * p
-        return (
-            jnp.where(small, h, d_rec + p),
-            jnp.where(small, d, d_rec),
-            jnp.where(small, c * series_factor(k), c_rec),
-        )
+            d = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
+            c = c * ((2.0 * a + k) / (k + 1.0))
+        return d + p, d, c
 
+    def series(k: jax.Array, st: State) -> State:
+        # The series (k = 1 .. half): Horner from the last term; c is its coefficient.
+        p, c = st
+        return 1.0 + ratio(half - k) * p, c * series_factor(k)
+
+    # Two loops, each with no steps where the other applies (the series is rare: its
+    # loop then stops at once, and the recurrence's steps carry none of its work).
     one = jnp.ones_like(x)
-    init = (
-        jnp.where(small, one, x),
-        jnp.where(small, 0.0 * one, xm1),
-        jnp.where(small, start * one, 1.0 if legendre else 2.0 * a),
+    p_rec, _, c_rec = _steps(
+        recurrence, (x, xm1, (1.0 if legendre else 2.0 * a) * one), jnp.where(small, 0.0, n - 1.0)
     )
-    p, _, c = _steps(step, init, jnp.where(small, half, n - 1.0))
+    p_ser, c_ser = _steps(series, (one, start * one), jnp.where(small, half, 0.0))
+    p = jnp.where(small, p_ser, p_rec)
+    c = jnp.where(small, c_ser, c_rec)
     if legendre:
         lead = jnp.where(even, -2.0 * c, 2.0 * c * x)
     else:
@@ -314,7 +293,8 @@ def _hermite_int(n: jax.Array, x: jax.Array) -> jax.Array:
 
 # ------------------------------------------------------- integer-degree only
 def _integer_only(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """``kernel`` at integer degrees (first argument); nan at the others (not ported)."""
+    """``kernel`` at integer degrees (first argument); nan at the others (Hermite: its
+    degree is truncated first, so only an infinite or nan degree)."""
 
     def run(n: jax.Array, *args: jax.Array) -> jax.Array:
         integer = _is_int(n)
@@ -323,20 +303,77 @@ def _integer_only(kernel: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
     return run
 
 
+def _either(
+    integer_kernel: Callable[..., jax.Array],
+    real_kernel: Callable[..., jax.Array],
+    n: jax.Array,
+    *args: jax.Array,
+) -> jax.Array:
+    """``integer_kernel`` at integer degrees, ``real_kernel`` at the others.  Each path
+    sees benign arguments where the other one applies (degree 0; degree 1/2 at ``x = 1``,
+    where the series stops at once), so that neither loop runs longer for them."""
+    integer = _is_int(n)
+
+    def integers() -> jax.Array:
+        return integer_kernel(jnp.where(integer, n, 0.0), *args)
+
+    def reals() -> jax.Array:
+        benign = [jnp.where(integer, 1.0, v) for v in args[:-1]]
+        x = jnp.where(integer, 1.0, args[-1])
+        return real_kernel(jnp.where(integer, 0.5, n), *benign, x)
+
+    def skip() -> jax.Array:
+        return jnp.zeros_like(args[-1])
+
+    # A chunk of only integer (or only non-integer) degrees skips the other path: its
+    # values are discarded, so skipping it changes no element's bits.
+    out_int = lax.cond(jnp.any(integer), integers, skip)
+    out_real = lax.cond(jnp.all(integer), skip, reals)
+    return jnp.where(integer, out_int, jnp.where(jnp.isinf(n), jnp.nan, out_real))
+
+
+def _binom_real(top: jax.Array, k: jax.Array) -> jax.Array:
+    """``binom(top, k) = Gamma(top + 1) / (Gamma(k + 1) Gamma(top - k + 1))`` (arguments
+    below ~170: the family's declared degrees and parameters)."""
+    return jsp.gamma(top + 1.0) * rgamma(k + 1.0) * rgamma(top - k + 1.0)
+
+
+def _legendre_real(n: jax.Array, x: jax.Array) -> jax.Array:
+    n = jnp.where(n < 0.0, -n - 1.0, n)  # P_{-v-1} = P_v
+    zero = jnp.zeros_like(x)
+    return jacobi_type_real(n, zero, zero, x)
+
+
+def _gegenbauer_real(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    out = _binom_real(n + 2.0 * a - 1.0, n) * jacobi_type_real(n, a - 0.5, a - 0.5, x)
+    # SciPy: nan where 2a is a negative integer (a pole of hyp2f1's c or of Gamma(2a)).
+    return jnp.where((a < 0.0) & (2.0 * a == jnp.round(2.0 * a)), jnp.nan, out)
+
+
+def _jacobi_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    out = _binom_real(n + a, n) * jacobi_type_real(n, a, b, x)
+    return jnp.where((a < 0.0) & (a == jnp.round(a)), jnp.nan, out)  # hyp2f1's c pole
+
+
+def _genlaguerre_real(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    out = _binom_real(n + a, n) * genlaguerre_real(n, a, x)
+    return jnp.where((a <= -1.0) | ~jnp.isfinite(a) | ~jnp.isfinite(x), jnp.nan, out)
+
+
 def _legendre_value(n: jax.Array, x: jax.Array) -> jax.Array:
-    return _integer_only(_legendre_int)(n, x)
+    return _either(_legendre_int, _legendre_real, n, x)
 
 
 def _gegenbauer_value(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
-    return _integer_only(_gegenbauer_int)(n, a, x)
+    return _either(_gegenbauer_int, _gegenbauer_real, n, a, x)
 
 
 def _jacobi_value(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
-    return _integer_only(_jacobi_int)(n, a, b, x)
+    return _either(_jacobi_int, _jacobi_real, n, a, b, x)
 
 
 def _genlaguerre_value(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
-    return _integer_only(_genlaguerre_int)(n, a, x)
+    return _either(_genlaguerre_int, _genlaguerre_real, n, a, x)
 
 
 def _hermite_value(n: jax.Array, x: jax.Array) -> jax.Array:
@@ -373,7 +410,9 @@ def _dgegenbauer(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def _djacobi(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
-    lower = _jacobi_value(jnp.maximum(n - 1.0, 0.0), a + 1.0, b + 1.0, x)
+    lower = _jacobi_value(
+        jnp.where(_is_int(n), jnp.maximum(n - 1.0, 0.0), n - 1.0), a + 1.0, b + 1.0, x
+    )
     return jnp.where(n == 0.0, 0.0, 0.5 * (n + a + b + 1.0) * lower)
 
 
@@ -442,12 +481,19 @@ def _times(factor: float, fn: Callable[..., jax.Array]) -> Callable[..., jax.Arr
     return run
 
 
+def _sh_norm(n: jax.Array, p: jax.Array) -> jax.Array:
+    integer = _is_int(n)
+    top = 2.0 * n + p - 1.0
+    by_product = _binom_n(top, jnp.where(integer, n, 0.0))
+    return jnp.where(integer, by_product, _binom_real(top, n))
+
+
 def _sh_jacobi_value(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.Array:
-    return _jacobi_value(n, p - q, q - 1.0, 2.0 * x - 1.0) / _binom_n(2.0 * n + p - 1.0, n)
+    return _jacobi_value(n, p - q, q - 1.0, 2.0 * x - 1.0) / _sh_norm(n, p)
 
 
 def _dsh_jacobi(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.Array:
-    return 2.0 * _djacobi(n, p - q, q - 1.0, 2.0 * x - 1.0) / _binom_n(2.0 * n + p - 1.0, n)
+    return 2.0 * _djacobi(n, p - q, q - 1.0, 2.0 * x - 1.0) / _sh_norm(n, p)
 
 
 def _laguerre_value(n: jax.Array, x: jax.Array) -> jax.Array:
@@ -522,48 +568,50 @@ def eval_sh_chebyu(n: ArrayLike, x: ArrayLike) -> jax.Array:
 def eval_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Legendre polynomial ``P_n(x)``, mirroring ``scipy.special.eval_legendre``.
 
-    Integer ``n`` (``P_{-n-1} = P_n``); a non-integer ``n`` gives nan (SciPy's
-    ``hyp2f1`` form is not ported).  Differentiable in ``x``: ``C^(3/2)_{n-1}(x)``.
+    Any real ``n`` (``P_{-n-1} = P_n``; a non-integer ``n`` by ``_poly_real``, nan
+    below ``x = -0.95``).  Differentiable in ``x``: ``C^(3/2)_{n-1}(x)``.
     """
     return _LEGENDRE(n, x)
 
 
 def eval_sh_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Shifted Legendre ``P*_n(x) = P_n(2x - 1)``, mirroring ``scipy.special.eval_sh_legendre``
-    (integer ``n``; nan otherwise).  Differentiable in ``x``."""
+    (real ``n``; nan below ``x = 0.025`` for a non-integer ``n``).  Differentiable in
+    ``x``."""
     return _SH_LEGENDRE(n, x)
 
 
 def eval_gegenbauer(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
     """Gegenbauer polynomial ``C^(alpha)_n(x)``, mirroring ``scipy.special.eval_gegenbauer``
-    (integer ``n``, 0 for ``n < 0``; nan for non-integer ``n``).
+    (integer ``n``, 0 for ``n < 0``; real ``n > -1``, nan below ``x = -0.95``).
     Differentiable in ``x``: ``2 alpha C^(alpha+1)_{n-1}(x)``."""
     return _GEGENBAUER(n, alpha, x)
 
 
 def eval_jacobi(n: ArrayLike, alpha: ArrayLike, beta: ArrayLike, x: ArrayLike) -> jax.Array:
     """Jacobi polynomial ``P^(alpha, beta)_n(x)``, mirroring ``scipy.special.eval_jacobi``
-    (integer ``n >= 0``; nan otherwise).
+    (integer ``n >= 0``; real ``n > -1``, nan below ``x = -0.95``).
     Differentiable in ``x``: ``(n + alpha + beta + 1)/2 P^(alpha+1, beta+1)_{n-1}(x)``."""
     return _JACOBI(n, alpha, beta, x)
 
 
 def eval_sh_jacobi(n: ArrayLike, p: ArrayLike, q: ArrayLike, x: ArrayLike) -> jax.Array:
     """Shifted Jacobi ``G^(p, q)_n(x) = P^(p-q, q-1)_n(2x - 1) / binom(2n + p - 1, n)``,
-    mirroring ``scipy.special.eval_sh_jacobi`` (integer ``n >= 0``).  Differentiable in ``x``."""
+    mirroring ``scipy.special.eval_sh_jacobi`` (real ``n >= 0``).  Differentiable in ``x``."""
     return _SH_JACOBI(n, p, q, x)
 
 
 def eval_genlaguerre(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
     """Generalised Laguerre polynomial ``L^(alpha)_n(x)``, mirroring
-    ``scipy.special.eval_genlaguerre`` (integer ``n``, 0 for ``n < 0``; ``alpha > -1``).
+    ``scipy.special.eval_genlaguerre`` (integer ``n``, 0 for ``n < 0``; real ``n > -1``;
+    ``alpha > -1``).
     Differentiable in ``x``: ``-L^(alpha+1)_{n-1}(x)``."""
     return _GENLAGUERRE(n, alpha, x)
 
 
 def eval_laguerre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Laguerre polynomial ``L_n(x)``, mirroring ``scipy.special.eval_laguerre`` (integer
-    ``n``).  Differentiable in ``x``."""
+    ``n``; real ``n > -1``).  Differentiable in ``x``."""
     return _LAGUERRE(n, x)
 
 
@@ -591,9 +639,9 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     """SciPy's function at an integer ``n`` called with an integer (its recurrence, as
     here; with a float ``n`` SciPy sums ``hyp2f1``'s terminating series instead).
 
-    ``real``: what a non-integer ``n`` gives here: ``"none"`` nan (not ported),
-    ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` mpmath's
-    value (see :func:`_real_chebyshev`).
+    ``real``: what a non-integer ``n`` gives here: ``"none"`` nan,
+    ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` or
+    ``"hyper"`` mpmath's value (see :func:`_real_chebyshev`, :func:`_real_hyper`).
     """
 
     def oracle(degree: Any, *params: Any) -> Any:
@@ -606,11 +654,62 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
         as_int = np.asarray(fn(np.where(integer, n, 0).astype(np.int64), *args), np.float64)
         if real == "cheby":
             other = _real_chebyshev(name, np.where(integer, 0.5, n), args[-1])
+        elif real == "hyper":
+            other = _real_hyper(name, np.where(integer, 0.5, n), *args)
         else:
             other = np.full(np.shape(n), np.nan)
         return np.where(integer, as_int, other)
 
     return oracle
+
+
+def _real_hyper(name: str, n: Any, *args: Any) -> Any:
+    """Legendre, Gegenbauer, Jacobi and Laguerre functions of real degree from mpmath
+    (40 digits), by SciPy's definitions through ``hyp2f1`` / ``hyp1f1``.
+
+    Not SciPy: its ``hyp2f1`` at these arguments is off by up to 1e21 relative for
+    ``x < 0`` and its ``hyp1f1`` by up to 1e5 (degrees to 50).  Nan where SciPy gives
+    nan (the parameters' poles) and below ``x = -0.95`` (not ported, see ``_poly_real``).
+    """
+    mpmath = importlib.import_module("mpmath")
+    out = np.full(np.shape(n), np.nan)
+    with mpmath.workdps(40):
+        for i in np.ndindex(out.shape):
+            v, *ps = (mpmath.mpf(float(a[i])) for a in (n, *args))
+            if not all(mpmath.isfinite(p) for p in (v, *ps)):
+                continue
+            x = ps[-1]
+            if name.startswith("eval_sh_"):
+                x = 2 * x - 1
+            if "laguerre" not in name and x < -0.95:
+                continue
+            if name in ("eval_legendre", "eval_sh_legendre"):
+                value = mpmath.hyp2f1(-v, v + 1, 1, (1 - x) / 2)
+            elif name == "eval_gegenbauer":
+                g = ps[0]
+                if g < 0 and 2 * g == int(2 * g):
+                    continue
+                value = mpmath.binomial(v + 2 * g - 1, v) * mpmath.hyp2f1(
+                    -v, v + 2 * g, g + 0.5, (1 - x) / 2
+                )
+            elif name in ("eval_jacobi", "eval_sh_jacobi"):
+                a, b = ps[0], ps[1]
+                if name == "eval_sh_jacobi":
+                    a, b = ps[0] - ps[1], ps[1] - 1
+                if a < 0 and a == int(a):
+                    continue
+                value = mpmath.binomial(v + a, v) * mpmath.hyp2f1(
+                    -v, v + a + b + 1, a + 1, (1 - x) / 2
+                )
+                if name == "eval_sh_jacobi":
+                    value /= mpmath.binomial(2 * v + ps[0] - 1, v)
+            else:
+                a = ps[0] if name == "eval_genlaguerre" else mpmath.mpf(0)
+                if a <= -1:
+                    continue
+                value = mpmath.binomial(v + a, v) * mpmath.hyp1f1(-v, a + 1, x)
+            out[i] = float(value)
+    return out
 
 
 def _real_chebyshev(name: str, n: Any, x: Any) -> Any:
@@ -656,6 +755,11 @@ _CANCEL_TOL = {"float64": (1e-11, 1e-14)}
 _F64 = ("float64",)
 
 _N = (0.0, 40.0)
+#: Real (non-integer) degrees: the declared range of ``_poly_real``.
+_REAL_N = (-0.99, 50.0)
+#: Real-degree Laguerre above this ``x``: the base values grow like ``e^x`` while the
+#: function does not, and the recurrence's cancellation passes 1e-11.
+_LAGUERRE_X = 15.0
 
 
 def _int_domain(*bounds: tuple[float, float]) -> Domain:
@@ -685,21 +789,27 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     declare(
         "eval_legendre",
         eval_legendre,
-        domains=(_int_domain((-1.0, 1.0)), _int_domain((-1e-5, 1e-5)), _int_domain((1.0, 3.0))),
+        domains=(
+            _int_domain((-1.0, 1.0)),
+            _int_domain((-1e-5, 1e-5)),
+            _int_domain((1.0, 3.0)),
+            Domain(((-50.0, 50.0), (-0.95, 1.0))),
+            Domain(((0.0, 50.0), (1.0, 10.0))),
+        ),
         differentiable=(1,),
         tolerances=_ORTHO_TOL,
         dtypes=_F64,
         edge_cases=(EdgeCase((-4.0, 0.3)), EdgeCase((7.0, 1e-6)), EdgeCase((2.5, 0.3))),
-        oracle=_integer_oracle("eval_legendre"),
+        oracle=_integer_oracle("eval_legendre", real="hyper"),
     ),
     declare(
         "eval_sh_legendre",
         eval_sh_legendre,
-        domains=(_int_domain((0.0, 1.0)),),
+        domains=(_int_domain((0.0, 1.0)), Domain(((-50.0, 50.0), (0.025, 1.0)))),
         differentiable=(1,),
         tolerances=_ORTHO_TOL,
         dtypes=_F64,
-        oracle=_integer_oracle("eval_sh_legendre"),
+        oracle=_integer_oracle("eval_sh_legendre", real="hyper"),
     ),
     declare(
         "eval_gegenbauer",
@@ -707,49 +817,59 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         domains=(
             _int_domain((-0.45, 10.0), (-1.0, 1.0)),
             _int_domain((0.1, 5.0), (-1e-5, 1e-5)),
+            Domain((_REAL_N, (-0.45, 10.0), (-0.8, 3.0))),
         ),
         differentiable=(2,),
         tolerances=_CANCEL_TOL,
         dtypes=_F64,
         edge_cases=(EdgeCase((-2.0, 1.0, 0.3)), EdgeCase((5.0, 0.0, 0.3))),
-        oracle=_integer_oracle("eval_gegenbauer"),
+        oracle=_integer_oracle("eval_gegenbauer", real="hyper"),
     ),
     declare(
         "eval_jacobi",
         eval_jacobi,
-        domains=(_int_domain((-0.9, 5.0), (-0.9, 5.0), (-1.0, 1.0)),),
+        domains=(
+            _int_domain((-0.9, 5.0), (-0.9, 5.0), (-1.0, 1.0)),
+            Domain((_REAL_N, (-0.9, 5.0), (-0.9, 5.0), (-0.9, 3.0))),
+        ),
         differentiable=(3,),
         tolerances=_CANCEL_TOL,
         dtypes=_F64,
-        oracle=_integer_oracle("eval_jacobi"),
+        oracle=_integer_oracle("eval_jacobi", real="hyper"),
     ),
     declare(
         "eval_sh_jacobi",
         eval_sh_jacobi,
-        domains=(Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.0, 1.0)), integers=(0,)),),
+        domains=(
+            Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.0, 1.0)), integers=(0,)),
+            Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.05, 1.0))),
+        ),
         differentiable=(3,),
         tolerances=_CANCEL_TOL,
         dtypes=_F64,
-        oracle=_integer_oracle("eval_sh_jacobi"),
+        oracle=_integer_oracle("eval_sh_jacobi", real="hyper"),
     ),
     declare(
         "eval_genlaguerre",
         eval_genlaguerre,
-        domains=(_int_domain((-0.9, 5.0), (0.0, 30.0)),),
+        domains=(
+            _int_domain((-0.9, 5.0), (0.0, 30.0)),
+            Domain((_REAL_N, (-0.9, 5.0), (0.0, _LAGUERRE_X))),
+        ),
         differentiable=(2,),
         tolerances=_CANCEL_TOL,
         dtypes=_F64,
         edge_cases=(EdgeCase((-2.0, 1.0, 0.3)), EdgeCase((3.0, -1.0, 0.3))),
-        oracle=_integer_oracle("eval_genlaguerre"),
+        oracle=_integer_oracle("eval_genlaguerre", real="hyper"),
     ),
     declare(
         "eval_laguerre",
         eval_laguerre,
-        domains=(_int_domain((0.0, 30.0)),),
+        domains=(_int_domain((0.0, 30.0)), Domain((_REAL_N, (0.0, _LAGUERRE_X)))),
         differentiable=(1,),
         tolerances=_CANCEL_TOL,
         dtypes=_F64,
-        oracle=_integer_oracle("eval_laguerre"),
+        oracle=_integer_oracle("eval_laguerre", real="hyper"),
     ),
     declare(
         "eval_hermite",
