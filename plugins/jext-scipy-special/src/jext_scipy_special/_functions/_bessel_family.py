@@ -32,7 +32,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._bessel import MAX_ORDER, _kve_pair, kv
+from ._bessel import MAX_ORDER, _kve_pair
 from ._bessel_jy import sin_pi as _sin_pi
 from ._bessel_k01 import k01_pos
 from ._common import chunked, entry_point, eps_of, is_double, iterate, nondiff, tangent, tiny_of
@@ -260,34 +260,53 @@ _KN_UNROLL = 4
 _KN_CHUNK = 4096
 
 
-def _k_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array]:
-    """``K_n(x)`` (``x <= 700``, 60 in float32; ``e^x K_n(x)`` beyond) by forward recurrence
-    ``K_{k+1} = K_{k-1} + (2k/x) K_k`` from ``K_0, K_1`` (stable: ``K`` grows with the
-    order), ``_KN_UNROLL`` steps per loop trip.  Every element runs to its chunk's largest
-    order and keeps ``K_k`` at ``k = n``; the loop also stops once every element is done
-    or infinite (the recurrence keeps an infinity infinite), so the value of an element
-    does not depend on its chunk."""
+#: ``kn``'s recurrence rescales its pair by ``2**-bits`` once ``K_k`` passes ``2**bits``
+#: (checked once per loop trip, where it grows by at most ``2**46``, ``2**68`` in float32
+#: up to ``kv``'s largest order), so that ``e^x K_n`` beyond 700 (whose ``K_n`` may be
+#: finite) does not overflow.
+_KN_RESCALE_BITS = {True: 600, False: 60}
+#: ``log 2`` in two words, the first with 32 significant bits (fdlibm's split).
+_LOG2_HI = 6.93147180369123816490e-01
+_LOG2_LO = 1.90821492927058770002e-10
+
+
+def _k_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(m, e)`` with ``K_n(x) = m 2**(bits e)`` (``x <= 700``, 60 in float32; ``e^x K_n(x)``
+    beyond) by forward recurrence ``K_{k+1} = K_{k-1} + (2k/x) K_k`` from ``K_0, K_1``
+    (stable: ``K`` grows with the order), ``_KN_UNROLL`` steps per loop trip.  Every
+    element runs to its chunk's largest order and keeps ``K_k`` at ``k = n``; the loop also
+    stops once every element is done or infinite (the recurrence keeps an infinity
+    infinite), so the value of an element does not depend on its chunk."""
     k0, k1, k0e, k1e = k01_pos(x)
     scaled = x > _KN_UNSCALED_MAX[is_double(x)]
     ka, kb = jnp.where(scaled, k0e, k0), jnp.where(scaled, k1e, k1)
     rx = 2.0 / x
     nmax = jnp.max(n)
+    bits = _KN_RESCALE_BITS[is_double(x)]
+    big, down = 2.0**bits, 2.0**-bits
 
     def body(st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        k, ka, kb, out = st  # K_{k-1}, K_k
+        k, ka, kb, e, out, e_out = st  # K_{k-1}, K_k (times 2**(-bits e))
+        start = k
         for _ in range(_KN_UNROLL):
             ka, kb = kb, (k * rx) * kb + ka
             k = k + 1.0
             out = jnp.where(k == n, kb, out)
-        return k, ka, kb, out
+        e_out = jnp.where((n > start) & (n <= k), e, e_out)
+        over = kb > big
+        ka, kb = jnp.where(over, ka * down, ka), jnp.where(over, kb * down, kb)
+        return k, ka, kb, e + over.astype(e.dtype), out, e_out
 
     def cond(st: tuple[jax.Array, ...]) -> jax.Array:
-        k, _, kb, _ = st
+        k, _, kb = st[:3]
         return (k < nmax) & jnp.any((k < n) & (kb < jnp.inf))
 
-    init: tuple[jax.Array, ...] = (jnp.asarray(1.0, x.dtype), ka, kb, jnp.where(n == 0.0, ka, kb))
-    k, _, kb, out = lax.while_loop(cond, body, init)
-    return (jnp.where(n > k, kb, out),)
+    zero = jnp.zeros_like(x)
+    one = jnp.asarray(1.0, x.dtype)
+    init = (one, ka, kb, zero, jnp.where(n == 0.0, ka, kb), zero)
+    k, _, kb, e, out, e_out = lax.while_loop(cond, body, init)
+    past = n > k  # stopped early: K_k, hence K_n, is infinite
+    return jnp.where(past, kb, out), jnp.where(past, e, e_out)
 
 
 def k_integer(n: jax.Array, x: jax.Array) -> jax.Array:
@@ -296,16 +315,16 @@ def k_integer(n: jax.Array, x: jax.Array) -> jax.Array:
     nu = jnp.abs(n)
     ok = (nu <= MAX_ORDER) & (x >= tiny_of(x)) & (x < jnp.inf)  # False for nan
     nus, xs = jnp.where(ok, nu, 0.0), jnp.where(ok, x, 1.0)
-    (out,) = chunked(_k_forward, nus, xs, chunk=_KN_CHUNK)
-    half = jnp.exp(-0.5 * xs)
-    scaled = xs > _KN_UNSCALED_MAX[is_double(xs)]
-    val = jnp.where(scaled, out * half * half, out)
-    # e^x K_n overflowed beyond the threshold while K_n itself may be finite (orders above ~1000):
-    # those few take the general kernel.
-    redo = scaled & jnp.isinf(out)
-    val = lax.cond(
-        jnp.any(redo), lambda: jnp.where(redo, kv(nus, jnp.where(redo, xs, 1.0)), val), lambda: val
-    )
+    m, e = chunked(_k_forward, nus, xs, chunk=_KN_CHUNK)
+    double = is_double(xs)
+    bits = _KN_RESCALE_BITS[double]
+    # Unscaled: m 2**(bits e) (overflowing to inf as K_n does).  Scaled: m e^-x 2**(bits e)
+    # = m exp(a) (1 + l) with a = e bits log2_hi - x exact (log2_hi has 32 bits) and
+    # l = e bits log2_lo, exp(a) taken in halves so that neither underflows early.
+    unscaled = m * jnp.exp2(bits * e)
+    h = jnp.exp(0.5 * (e * (bits * _LOG2_HI) - xs))
+    scaled_val = (m * h) * h * (1.0 + e * (bits * _LOG2_LO))
+    val = jnp.where(xs > _KN_UNSCALED_MAX[double], scaled_val, unscaled)
     # 0 and subnormal x (see _k_edges): inf; +inf: 0; x < 0, nan x or order: nan.
     edge = jnp.where(x >= 0.0, jnp.where(x == jnp.inf, 0.0, jnp.inf), jnp.nan)
     edge = jnp.where(nu <= MAX_ORDER, edge, jnp.nan)
