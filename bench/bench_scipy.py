@@ -319,6 +319,17 @@ def _ks_voigt_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _struve_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """``struve`` and ``modstruve`` (``_struve.py``) on the first declared domain."""
+    from jext_scipy_special._functions import _struve
+
+    v, x = rng.uniform(-10.0, 20.0, N), rng.uniform(1e-3, 60.0, N)
+    return {
+        "struve": (_struve.struve, sc.struve, (v, x)),
+        "modstruve": (_struve.modstruve, sc.modstruve, (v, x)),
+    }
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -351,7 +362,7 @@ def main() -> int:
     cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
     cases |= _poly_misc_inputs(rng) | _bessel_jy_inputs(rng) | _beta_family_inputs(rng)
     cases |= _discrete_inputs(rng)
-    cases |= _ks_voigt_inputs(rng)
+    cases |= _ks_voigt_inputs(rng) | _struve_inputs(rng)
     for name, (jax_fn, sp_fn, args) in cases.items():
         if only and name.split()[0] not in only:
             continue
@@ -373,6 +384,8 @@ def main() -> int:
                 "stdtrit",
                 "smirnov",
                 "smirnovi",
+                "struve",
+                "modstruve",
             )
             or name.endswith(("ppf", "isf"))
             else 5

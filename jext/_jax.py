@@ -8,7 +8,11 @@ Tested against jax 0.8.x and 0.10.x; the differences are the version switches at
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeGuard
 
 import jax
@@ -549,6 +553,28 @@ def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
 
+JAXLIB_RELEASE: Final[str] = importlib.metadata.version("jaxlib")
+"""The installed jaxlib release, e.g. ``"0.10.2"`` (jaxlib 0.8 and later), for messages."""
+
+
+@functools.cache
+def installed_ffi_api() -> tuple[int, int] | None:
+    """The XLA FFI API version ``(major, minor)`` of the installed jaxlib; None if unknown.
+
+    Read from the FFI headers jaxlib ships (``jax.ffi.include_dir()``), which are the ones
+    it was built with: jaxlib 0.10.2's say 0.3.  XLA accepts handlers built against an
+    older minor version, never a newer one, and jaxlib 0.8 then cannot start its CPU
+    backend at all, so jext compares a plugin's build against this before registering.
+    """
+    import jax.ffi
+
+    header = Path(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")
+    try:
+        return parse_ffi_api(header.read_text(encoding="utf-8"))
+    except OSError:
+        return None
+
+
 mlir_ir: Final[Any] = _mlir_ir
 """``jax.extend.mlir.ir``, the MLIR builders of raw lowering rules, typed ``Any``.
 
@@ -556,6 +582,20 @@ jaxlib 0.10 ships type stubs for its MLIR bindings; jax 0.8.3's has none, so myp
 no ``ir.RankedTensorType`` there.  Typed ``Any``, code using it type-checks the same on
 every supported JAX.
 """
+
+
+def parse_ffi_api(header: str) -> tuple[int, int] | None:
+    """``(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR)`` as defined in the text of ``c_api.h``.
+
+    Every jaxlib from 0.8 on (jaxlib 0.10.2 included) defines both as integer macros.
+    """
+    found = [
+        re.search(rf"^#define XLA_FFI_API_{part}\s+(\d+)", header, re.M)
+        for part in ("MAJOR", "MINOR")
+    ]
+    if found[0] is None or found[1] is None:
+        return None
+    return int(found[0].group(1)), int(found[1].group(1))
 
 
 def jaxpr_subcomp(

@@ -175,6 +175,33 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
                 f"plugin {self._plugin!r} cannot load FFI library {os.fspath(path)!r}: {detail}"
             ) from None
 
+    def require_ffi_api(self, built: tuple[int, int], *, fallback: str = "") -> None:
+        """Refuse this plugin's handlers if XLA cannot load the FFI API they were built for.
+
+        ``built`` is ``(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR)`` as the plugin's compiled
+        code saw them (its extension module can return the two macros).  XLA accepts
+        handlers built against an older minor FFI API than the installed jaxlib's, never a
+        newer one nor another major one, and jaxlib 0.8 then cannot start its CPU backend,
+        which breaks all of JAX in the process.  Called before :meth:`add`, this raises
+        :class:`jext.RegistrationError` first (naming the plugin, both versions and the
+        fix; ``fallback`` says what the plugin's users get meanwhile), so the plugin fails
+        in one line and none of its handlers reaches XLA.  Nothing is refused where the
+        installed jaxlib's version cannot be read.
+        """
+        from jext import _jax  # jax loads only once a plugin has native handlers
+
+        installed = _jax.installed_ffi_api()
+        if installed is None or (built[0] == installed[0] and built[1] <= installed[1]):
+            return
+        raise RegistrationError(
+            f"plugin {self._plugin!r} was built against XLA FFI API {built[0]}.{built[1]}, "
+            f"which the installed jaxlib {_jax.JAXLIB_RELEASE} (FFI API "
+            f"{installed[0]}.{installed[1]}) cannot load, so none of its FFI handlers is "
+            "registered" + (f" ({fallback})" if fallback else "") + "; rebuild it against the "
+            "installed jaxlib: pip install --force-reinstall --no-deps --no-build-isolation "
+            "<the plugin's source>"
+        )
+
     def add(
         self,
         name: str,

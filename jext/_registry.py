@@ -947,9 +947,13 @@ class Registry:
 
         Loads only jext's core (as :meth:`rng_impl` does for core names): jext's own
         primitives use native kernels without importing any other plugin, and never one
-        that a third-party plugin registered under the same name.
+        that a third-party plugin registered under the same name.  A core plugin that
+        failed (jext-rng-native built for a newer FFI API, say) is reported here as by any
+        reader: its users fall back to the XLA path, and must hear why.
         """
         self._load_core()
+        if not self._loading and not getattr(self._unreported, "on", False):
+            self._report()
         owned = self._ffi_targets.get((name, platform))
         if owned is None or not self._plugins[owned.plugin].core:
             return None

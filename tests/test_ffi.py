@@ -191,6 +191,49 @@ def test_registrar_names_a_library_it_cannot_load(tmp_path: Path) -> None:
         registrar.load_library(not_elf)
 
 
+def test_the_installed_ffi_api_is_read_from_jaxlibs_headers() -> None:
+    from jext import _jax
+
+    header = Path(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h").read_text()
+    installed = _jax.installed_ffi_api()
+    assert installed is not None and installed == _jax.parse_ffi_api(header)
+    assert f"#define XLA_FFI_API_MINOR {installed[1]}" in header
+    assert _jax.parse_ffi_api("#define XLA_FFI_API_MAJOR 1\n#define XLA_FFI_API_MINOR 12\n") == (
+        1,
+        12,
+    )
+    assert _jax.parse_ffi_api("#define XLA_FFI_API_MAJOR 0\n") is None
+
+
+@pytest.mark.parametrize(
+    ("built", "refused"),
+    [((0, 1), False), ((0, 3), False), ((0, 4), True), ((1, 0), True), ((1, 3), True)],
+)
+def test_registrar_refuses_handlers_built_for_a_newer_ffi_api(
+    built: tuple[int, int], refused: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # XLA takes an older minor FFI API, never a newer one nor another major one (and a
+    # refused handler stops jaxlib 0.8's CPU backend): jext refuses first.
+    from jext import _jax
+
+    monkeypatch.setattr(_jax, "installed_ffi_api", lambda: (0, 3))
+    registrar = FfiTargetRegistrar("tests-plugin")
+    if not refused:
+        registrar.require_ffi_api(built)
+        return
+    with pytest.raises(jext.RegistrationError) as info:
+        registrar.require_ffi_api(built, fallback="its ops use the XLA path")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"plugin 'tests-plugin' was built against XLA FFI API {built[0]}.{built[1]}, which the "
+        f"installed jaxlib {_jax.JAXLIB_RELEASE} (FFI API 0.3) cannot load, so none of its FFI "
+        "handlers is registered (its ops use the XLA path); rebuild it against the installed jaxlib"
+    )
+    monkeypatch.setattr(_jax, "installed_ffi_api", lambda: None)  # unknown: nothing refused
+    registrar.require_ffi_api(built)
+
+
 def test_ffi_rule_is_exported_from_the_facade() -> None:
     from jext.lowering import _ffi
 

@@ -9,6 +9,9 @@ chunked XLA path, and checks when they are used and when not.
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,6 +21,7 @@ import jext
 import jext.random
 from jext._registry import registry
 from jext.rng_impls._common import CounterRng, native_cpu_target, native_target_name
+from tests.conftest import run_python
 from tests.rng_impls.test_strategies import RNGS, Rule, draw, key_data, rule
 
 native = pytest.importorskip(
@@ -141,6 +145,42 @@ def test_switched_off_the_cpu_rule_falls_back_to_xla(monkeypatch: pytest.MonkeyP
     assert native_cpu_target(native_target_name(rng.name)) is None
     assert "custom_call" not in lowered(cpu(rng), keys, 32, (2, 9))
     np.testing.assert_array_equal(draw(cpu(rng), keys, 32, (2, 9)), with_kernel)
+
+
+def test_built_for_a_newer_ffi_api_it_fails_in_one_line_and_xla_draws(tmp_path: Path) -> None:
+    # A build against a newer FFI API than jaxlib's is refused by XLA, after which jaxlib
+    # 0.8 cannot start its CPU backend: the plugin must fail before registering anything.
+    # Simulated where jext reads the installed version (a second jaxlib build is too slow).
+    native_cpu = importlib.import_module("jext_rng_native._native_cpu")
+    assert hasattr(native_cpu, "ffi_api_version"), "a build from before the check: reinstall it"
+    built = native_cpu.ffi_api_version()
+    code = (
+        "import warnings, jax, jax.numpy as jnp, numpy as np\n"
+        "from jext import _jax\n"
+        f"_jax.installed_ffi_api = lambda: ({built[0]}, {built[1] - 1})\n"
+        "import jext, jext.random\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    key = jext.random.numpy_philox_key(7)\n"
+        "    fn = jax.jit(lambda k: jax.random.bits(k, (4,), jnp.uint32))\n"
+        "    raw = np.random.Philox(key=7).random_raw(2).view(np.uint32)\n"
+        "    status = {p.name: p.status for p in jext.plugins()}['jext-rng-native']\n"
+        "    print(status, np.array_equal(np.asarray(fn(key)), raw))\n"
+        "    print('custom_call' in fn.lower(key).as_text())\n"
+        "print(*[str(w.message) for w in caught], sep='\\n')\n"
+    )
+    result = run_python(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    status, custom_call, *messages = result.stdout.splitlines()
+    assert (status, custom_call) == ("error True", "False")
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("jext plugin 'jext-rng-native' ")
+    assert (
+        f"was built against XLA FFI API {built[0]}.{built[1]}, which the installed jaxlib "
+        f"{jax.lib.__version__} (FFI API {built[0]}.{built[1] - 1}) cannot load, so none of its "
+        "FFI handlers is registered (jext's RNGs use the XLA path); rebuild it against the "
+        "installed jaxlib: pip install"
+    ) in messages[0]
 
 
 def test_a_target_of_another_plugin_is_never_used() -> None:

@@ -7,8 +7,8 @@
 // too (little-endian words, C order).  The blocks of all keys are split into contiguous
 // ranges, one per thread; block b of a key is computed from the key's counter plus b, so
 // the result does not depend on the split.  This file is also a tiny CPython extension
-// module whose `handlers()` returns {target name: PyCapsule} and `max_threads()` the
-// thread count a large call uses.
+// module whose `handlers()` returns {target name: PyCapsule}, `max_threads()` the
+// thread count a large call uses and `ffi_api_version()` the FFI API it was built against.
 
 #include <Python.h>
 
@@ -257,11 +257,19 @@ PyObject* Handlers(PyObject*, PyObject*) {
 
 PyObject* Threads(PyObject*, PyObject*) { return PyLong_FromLong(jext_rng::MaxThreads()); }
 
+// The FFI API the handlers were compiled against: jaxlib refuses a newer one than its own
+// (and then cannot start its CPU backend), so the plugin checks before registering.
+PyObject* FfiApiVersion(PyObject*, PyObject*) {
+  return Py_BuildValue("(ii)", XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
+}
+
 PyMethodDef kMethods[] = {
     {"handlers", Handlers, METH_NOARGS,
      "handlers() -> {FFI target name: PyCapsule} for the CPU platform."},
     {"max_threads", Threads, METH_NOARGS,
      "max_threads() -> the threads a large call uses (cores, capped by JEXT_RNG_THREADS)."},
+    {"ffi_api_version", FfiApiVersion, METH_NOARGS,
+     "ffi_api_version() -> (major, minor) of the XLA FFI headers the handlers were built with."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -35,6 +35,13 @@ def max_threads() -> int:
 @jext.hooks.register_ffi_targets
 def register_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
     # Imported here, not at import time: a broken build fails this plugin in one line.
-    handlers = importlib.import_module("jext_rng_native._native_cpu").handlers()
+    native = importlib.import_module("jext_rng_native._native_cpu")
+    # Built against a newer FFI API than the installed jaxlib's (XLA would refuse the
+    # handlers and stop JAX's CPU backend): fail here, and jext's RNGs keep the XLA path.
+    # (A build from before ffi_api_version() existed cannot say: it is registered as before.)
+    if hasattr(native, "ffi_api_version"):
+        built = native.ffi_api_version()
+        registry.require_ffi_api(built, fallback="jext's RNGs use the XLA path")
+    handlers = native.handlers()
     for generator in GENERATORS:
         registry.add(target_name(generator), handlers[target_name(generator)], platform="cpu")

@@ -40,6 +40,7 @@ from jext_scipy_special._functions._elementary import WRAPPERS as _ELEMENTARY
 from jext_scipy_special._functions._gammadist import WRAPPERS as _GAMMADIST
 from jext_scipy_special._functions._ks_family import WRAPPERS as _KS_FAMILY
 from jext_scipy_special._functions._stats import WRAPPERS as _STATS
+from jext_scipy_special._functions._struve import WRAPPERS as _STRUVE
 from jext_scipy_special._functions._voigt import WRAPPERS as _VOIGT
 
 __all__ = [
@@ -162,6 +163,7 @@ WRAPPERS += _STATS
 WRAPPERS += _DISCRETE
 WRAPPERS += _KS_FAMILY
 WRAPPERS += _VOIGT
+WRAPPERS += _STRUVE
 
 
 @jext.hooks.register_scipy_wrappers

@@ -1,0 +1,3 @@
+"""The whole suite's pytest set-up (every folder of ``testpaths`` in pyproject.toml)."""
+
+pytest_plugins = ["pytester", "tests.collect_guard"]
