@@ -34,7 +34,6 @@ from ._gamma import _log_prefactor, _p_series, _q_cf, _q_small_a, log_gamma1p
 __all__ = ["gamma_pq", "gammaincc_inv"]
 
 
-
 def _pq_parts(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """``(P, Q, P / (a D), Q / (a D))`` for ``0 < a < inf``, ``0 < x < inf``.
 

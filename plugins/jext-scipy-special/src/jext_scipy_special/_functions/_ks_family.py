@@ -334,9 +334,7 @@ def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
 def _smirnovi(n: jax.Array, p: jax.Array) -> jax.Array:
     # Grouped by n and chunked: the Newton loop and the sums inside it otherwise run over
     # the whole array until its slowest element is done.
-    return partitioned(
-        lambda nn, pp: (_smirnovi_impl(nn, pp),), _n_class(n), _N_CLASSES, n, p
-    )[0]
+    return partitioned(lambda nn, pp: (_smirnovi_impl(nn, pp),), _n_class(n), _N_CLASSES, n, p)[0]
 
 
 def _smirnovi_jvp(primals: Pair, tangents: tuple[object, object]) -> Pair:
