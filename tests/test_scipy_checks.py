@@ -99,6 +99,22 @@ def test_shape_dependent_function_fails_jit_vmap() -> None:
     assert st == "fail" and "vmap vs jit" in message
 
 
+def test_batch_dependent_function_fails_jit_vmap() -> None:
+    # One ulp more wherever the batch holds a nan: within every tolerance, so the values
+    # pass; only the bitwise comparison of an element alone and in a batch sees it.
+    def erf_batch_dependent(x: jax.Array) -> jax.Array:
+        return jsp.erf(x) * (1.0 + jnp.finfo(x.dtype).eps * jnp.any(jnp.isnan(x)))
+
+    from jext.testing._scipy_checks import scipy_report
+
+    # One report: both checks share the compiled programs.
+    report = scipy_report(erf_wrapper(erf_batch_dependent), checks=("values", "jit_vmap"))
+    values, jit_vmap = report.results
+    assert values.status == "pass", values
+    assert jit_vmap.status == "fail" and "float32 batch independence" in jit_vmap.message
+    assert "bitwise" in jit_vmap.message
+
+
 def test_no_differentiable_argument_is_a_skip_with_reason() -> None:
     st, message = status(erf_wrapper(jsp.erf, differentiable=()), "gradients")
     assert (st, message) == ("skip", "the wrapper declares no differentiable argument")

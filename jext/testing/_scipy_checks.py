@@ -26,6 +26,7 @@ from jext.testing._report import (
 
 __all__ = [
     "SCIPY_CHECKS",
+    "check_batch_independence",
     "oracle_of",
     "run_scipy_check",
     "scipy_report",
@@ -189,10 +190,16 @@ def _plan(wrapper: ScipyWrapper) -> _Plan:
     return _Plan(columns, layout, values, edges, jit_vmap, grads, grad_domains)
 
 
+#: The shared programs of a wrapper, per dtype and keyword set, and the parts each computes.
+#: Gradients are a program of their own: they share no work with the values, and apart
+#: they compile beside the float64 values program on a second core.
+_PROGRAMS: Final = {"values": ("eval", "jit_vmap", "among_themselves"), "grad": ("grad",)}
+
+
 class _Session:
-    """The evaluations of one wrapper that its checks share: one compiled program per dtype
-    and keyword set computes every point of every check (values, edge cases, ``vmap`` and
-    scalar calls, gradients), instead of one program per check, domain and shape.
+    """The evaluations of one wrapper that its checks share: per dtype and keyword set, one
+    compiled program computes every point of the values, edge case and ``jit_vmap`` checks,
+    and one (float64) every gradient, instead of one program per check, domain and shape.
 
     If the shared program fails (a wrapper that cannot be differentiated, say), each check
     evaluates only its own part, so the failure is reported by the check it concerns.
@@ -212,16 +219,18 @@ class _Session:
         """
         for kw in self.plan.columns:
             for dtype in self.wrapper.dtypes:
-                key = (dtype, kw, "all")
-                if key not in self._results and key not in self._pending:
-                    self._pending[key] = pool.submit(self._guarded, dtype, kw, "all")
+                for program in _PROGRAMS:
+                    key = (dtype, kw, program)
+                    if self._wanted(dtype, kw, program) and key not in self._pending:
+                        self._pending[key] = pool.submit(self._guarded, dtype, kw, program)
 
     def get(self, dtype: str, kw: KwKey, part: str) -> Any:
         """``part`` ("eval", "jit_vmap" or "grad") of the program for ``dtype`` and ``kw``."""
-        everything = self._run(dtype, kw, "all")
-        if not isinstance(everything, BaseException):
-            return everything[part]
-        alone = self._run(dtype, kw, part)
+        (program,) = [name for name, parts in _PROGRAMS.items() if part in parts]
+        shared = self._run(dtype, kw, program)
+        if not isinstance(shared, BaseException):
+            return shared[part]
+        alone = self._run(dtype, kw, part) if _PROGRAMS[program] != (part,) else shared
         if isinstance(alone, BaseException):
             raise alone
         return alone[part]
@@ -241,23 +250,30 @@ class _Session:
         except Exception as err:  # reported by the check that needs this part
             return err
 
+    def _wanted(self, dtype: str, kw: KwKey, parts: str) -> set[str]:
+        """What the program ``parts`` (a name in ``_PROGRAMS`` or one part) computes."""
+        want = set(_PROGRAMS.get(parts, (parts,)))
+        first = kw == _kw_key(self.wrapper.domains[0].kwargs)
+        if dtype != self.wrapper.dtypes[0] or not first:
+            want.discard("jit_vmap")
+        if not first:
+            want.discard("among_themselves")
+        if dtype != "float64" or kw not in self.plan.grads:
+            want.discard("grad")
+        return want
+
     def _evaluate(self, dtype: str, kw: KwKey, parts: str) -> dict[str, Any]:
         wrapper, plan = self.wrapper, self.plan
         f = functools.partial(wrapper.function, **dict(kw))
-        want = {"eval", "jit_vmap", "grad"} if parts == "all" else {parts}
-        first = wrapper.domains[0]
-        if dtype != wrapper.dtypes[0] or kw != _kw_key(first.kwargs):
-            want.discard("jit_vmap")
-        if dtype != "float64" or kw not in plan.grads:
-            want.discard("grad")
-        if parts != "all" and parts not in want:
+        want = self._wanted(dtype, kw, parts)
+        if not want:
             raise CheckSkipped(f"nothing to evaluate for {parts}")
         jv_slice = plan.segment(kw, "jit_vmap") if "jit_vmap" in want else None
         differentiable = wrapper.differentiable
 
         def program(columns: list[Any], grad_columns: list[Any]) -> dict[str, Any]:
             out: dict[str, Any] = {}
-            if "eval" in want or "jit_vmap" in want:
+            if want & {"eval", "jit_vmap", "among_themselves"}:
                 out["eval"] = _stacked(f(*columns))
             if jv_slice is not None:
                 jv = [c[jv_slice] for c in columns]
@@ -274,8 +290,18 @@ class _Session:
             # NumPy arrays, not jnp.asarray: each eager conversion compiles a program.
             columns = [np.asarray(c, dtype) for c in plan.columns[kw]]
             grad_columns = list(plan.grads.get(kw, [])) if "grad" in want else []
-            out = jax.jit(program)(columns, grad_columns)
-            result: dict[str, Any] = jax.tree.map(np.asarray, out)
+            compiled = jax.jit(program)
+            result: dict[str, Any] = jax.tree.map(np.asarray, compiled(columns, grad_columns))
+            if "among_themselves" in want:
+                # The same executable on a batch of the same shape made of the jit_vmap
+                # points alone (tiled, each in its own place): no compilation, and any
+                # difference in their bits comes from their companions in the first batch.
+                where = plan.segment(kw, "jit_vmap")
+                alone = [np.resize(c[where], len(c)) for c in columns]
+                for a, c in zip(alone, columns, strict=True):
+                    a[where] = c[where]
+                again = compiled(alone, grad_columns)["eval"]
+                result["among_themselves"] = np.asarray(again)[..., where]
             return result
 
 
@@ -305,15 +331,16 @@ def _gradients(
         return f(*full)
 
     primals = [columns[i] for i in differentiable]
-    shape = jax.eval_shape(of_differentiable, *primals)
-    if isinstance(shape, tuple | list) or jnp.issubdtype(shape.dtype, jnp.complexfloating):
+    # The reverse pass's own trace says what ``f`` returns (an eval_shape first would
+    # trace ``f`` once more); where it is the wrong kind, it is left unused.
+    values, pullback = jax.vjp(of_differentiable, *primals)
+    if isinstance(values, tuple | list) or jnp.issubdtype(values.dtype, jnp.complexfloating):
         _, tangent_of = jax.linearize(of_differentiable, *primals)
 
         def unit(k: int) -> list[Any]:
             return [(jnp.ones_like if j == k else jnp.zeros_like)(x) for j, x in enumerate(primals)]
 
         return {i: _stacked(tangent_of(*unit(k))) for k, i in enumerate(differentiable)}
-    values, pullback = jax.vjp(of_differentiable, *primals)
     cotangents = pullback(jnp.ones_like(values))
     return dict(zip(differentiable, cotangents, strict=True))
 
@@ -401,8 +428,11 @@ def check_gradients(wrapper: ScipyWrapper, session: _Session | None = None) -> f
 
 
 def check_jit_vmap(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
-    """``jit`` on a vector, ``vmap``, and scalar calls (``lax.map``) agree."""
+    """``jit`` on a vector, ``vmap``, and scalar calls (``lax.map``) agree; and in every
+    dtype, no value depends on its batch (see :func:`check_batch_independence`)."""
     session = session or _Session(wrapper)
+    for each in wrapper.dtypes:
+        check_batch_independence(wrapper, each, session)
     dtype = wrapper.dtypes[0]
     kw = _kw_key(wrapper.domains[0].kwargs)
     vector = session.get(dtype, kw, "eval")[..., session.plan.segment(kw, "jit_vmap")]
@@ -413,6 +443,39 @@ def check_jit_vmap(wrapper: ScipyWrapper, session: _Session | None = None) -> fl
     return max(
         worst, _compare(parts["scalar"], vector, rtol, 0.0, "scalar calls vs jit on a vector", args)
     )
+
+
+def check_batch_independence(
+    wrapper: ScipyWrapper, dtype: str, session: _Session | None = None
+) -> None:
+    """A few points computed among themselves equal, bit for bit, the same points computed
+    in a batch with the sampled values, the domain bounds, +-0, +-inf and nan: a stopping
+    rule that waits for the whole batch fails here.  Both batches run through one compiled
+    program, with the points in the same places, so nothing but their companions differs.
+    """
+    session = session or _Session(wrapper)
+    kw = _kw_key(wrapper.domains[0].kwargs)
+    in_batch = session.get(dtype, kw, "eval")[..., session.plan.segment(kw, "jit_vmap")]
+    alone = session.get(dtype, kw, "among_themselves")
+    _same_bits(alone, in_batch, f"{dtype} batch independence", session.plan.jit_vmap)
+
+
+def _same_bits(alone: Any, in_batch: Any, what: str, points: Sequence[Any]) -> None:
+    """CheckFailure naming the first point where ``alone`` and ``in_batch`` differ in any
+    bit (+0 is not -0); a nan equals any nan, whatever its payload."""
+    alone, in_batch = np.asarray(alone), np.asarray(in_batch)
+    if np.iscomplexobj(alone) or np.iscomplexobj(in_batch):
+        alone = np.stack([alone.real, alone.imag])
+        in_batch = np.stack([in_batch.real, in_batch.imag])
+    same = (alone == in_batch) & (np.signbit(alone) == np.signbit(in_batch))
+    same |= np.isnan(alone) & np.isnan(in_batch)
+    if not same.all():
+        i = int(np.argmin(same.reshape(-1, same.shape[-1]).all(axis=0)))
+        at = ", ".join(f"{np.asarray(p)[i]!r}" for p in points)
+        raise CheckFailure(
+            f"{what}: at ({at}) the points among themselves give {alone[..., i]!r}, in a "
+            f"batch with edge cases {in_batch[..., i]!r} (compared bitwise)"
+        )
 
 
 _RUNNERS: Final[dict[str, Callable[[ScipyWrapper, _Session], float | None]]] = {

@@ -65,3 +65,40 @@ def test_where_scipy_is_off_these_values_hold_to_mpmath() -> None:
     np.testing.assert_array_less(np.abs(got_y - want_y), floor[2:])
     scipy_err = np.abs(np.concatenate([sc.jv(v[:2], x[:2]) - want_j, sc.yv(v[2:], x[2:]) - want_y]))
     assert (scipy_err > floor).all()  # the reason these points are not held to SciPy
+
+
+def test_order_0_and_1_kernels_hold_to_mpmath_and_scipy() -> None:
+    """``j0, j1, y0, y1`` (loop-free kernels: series to 5, fitted Hankel form beyond)
+    against mpmath and SciPy: the middle range and both sides of the split at 5, near
+    zeros (the absolute floor), and large arguments on both sides of the end of the
+    split-pi/4 phase reduction (2e8)."""
+    x = np.array([
+        0.3, 0.8936, 2.1971, 2.4048, 3.8317, 4.999999, 5.0, 5.000001, 5.5201, 7.0, 8.6537,
+        11.79, 14.5, 19.6159, 24.9, 33.3, 123.456, 1e4, 1.9e8, 2.1e8, 1e15,
+    ])  # fmt: skip
+    with x64(True):
+        fns = (jy_family.j0, jy_family.j1, jy_family.y0, jy_family.y1)
+        got = np.asarray(jax.jit(lambda t: jnp.stack([f(t) for f in fns]))(x))
+    with mpmath.workdps(40):
+        want = np.array([[float(f(n, t)) for t in x] for f, n in
+                         ((mpmath.besselj, 0), (mpmath.besselj, 1),
+                          (mpmath.bessely, 0), (mpmath.bessely, 1))])  # fmt: skip
+    np.testing.assert_array_less(np.abs(got - want), 1e-13 * np.abs(want) + 1e-15)
+    scipy = np.array([f(x) for f in (sc.j0, sc.j1, sc.y0, sc.y1)])
+    near = x <= 1e3  # beyond, SciPy's own phase (x - pi/4, rounded) is off
+    np.testing.assert_array_less(
+        np.abs(got - scipy)[:, near], 1e-12 * np.abs(scipy[:, near]) + 1e-14
+    )
+
+
+def test_yn_overflow_keeps_the_sign_of_the_order() -> None:
+    """``yn`` by forward recurrence: infinite where ``Y_n`` overflows (``-inf``, ``+inf``
+    for odd negative ``n``), finite just below, like SciPy."""
+    n = np.array([1.0, 2.0, -1.0, -3.0, 170.0, -171.0, 30.0])
+    x = np.array([1e-300, 1e-300, 1e-300, 1e-100, 1.0, 1.0, 1e-3])
+    with x64(True):
+        got = np.asarray(jy_family.yn(n, x))
+    want = sc.yn(n.astype(int), x)
+    assert (np.isinf(got) == np.isinf(want)).all() and (np.sign(got) == np.sign(want)).all()
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-13)

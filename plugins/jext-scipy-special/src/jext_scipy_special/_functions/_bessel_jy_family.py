@@ -14,7 +14,6 @@ Derivatives in ``x`` (through one ``custom_jvp`` on the pair):
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -24,7 +23,8 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._bessel_jy import cos_pi, jy, sin_pi
+from ._bessel01 import j0_pos, j1_pos, y0_pos, y1_pos
+from ._bessel_jy import cos_pi, jy, sin_pi, y_integer
 from ._common import entry_point, nondiff, tangent
 from ._declare import special_wrapper
 
@@ -153,34 +153,113 @@ def yve(v: ArrayLike, z: ArrayLike) -> jax.Array:
     return _YVE(v, z)
 
 
-def _fixed_order(
-    fn: Callable[[ArrayLike, ArrayLike], jax.Array], order: float
-) -> Callable[[ArrayLike], jax.Array]:
-    def run(x: ArrayLike) -> jax.Array:
-        xa = jnp.asarray(x)
-        return fn(jnp.zeros_like(xa, dtype=jnp.result_type(xa, float)) + order, xa)
+def _finite_abs(x: jax.Array) -> jax.Array:
+    return jnp.where(jnp.isfinite(x), jnp.abs(x), 1.0)
 
-    return run
+
+def _y_arg(x: jax.Array) -> jax.Array:
+    return jnp.where((x > 0.0) & (x < jnp.inf), x, 1.0)
+
+
+def _y_edges(x: jax.Array, y: jax.Array) -> jax.Array:
+    # -inf at 0, nan below 0, at inf and at nan, as SciPy.
+    return jnp.where((x > 0.0) & (x < jnp.inf), y, jnp.where(x == 0.0, -jnp.inf, jnp.nan))
+
+
+# Orders 0 and 1 have their own loop-free kernels (``_bessel01``), with the derivatives
+# J0' = -J1, J1' = J0 - J1/x (1/2 at 0), Y0' = -Y1, Y1' = Y0 - Y1/x.
+@jax.custom_jvp
+def _j0(x: jax.Array) -> jax.Array:
+    return jnp.where(jnp.isfinite(x), j0_pos(_finite_abs(x)), jnp.nan)
+
+
+@jax.custom_jvp
+def _j1(x: jax.Array) -> jax.Array:
+    v = j1_pos(_finite_abs(x))
+    return jnp.where(jnp.isfinite(x), jnp.where(x < 0.0, -v, v), jnp.nan)
+
+
+@jax.custom_jvp
+def _y0(x: jax.Array) -> jax.Array:
+    return _y_edges(x, y0_pos(_y_arg(x)))
+
+
+@jax.custom_jvp
+def _y1(x: jax.Array) -> jax.Array:
+    return _y_edges(x, y1_pos(_y_arg(x)))
+
+
+@_j0.defjvp
+def _j0_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    return _j0(x), -_j1(x) * dx
+
+
+@_j1.defjvp
+def _j1_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    j1 = _j1(x)
+    return j1, jnp.where(x == 0.0, 0.5, _j0(x) - j1 / jnp.where(x == 0.0, 1.0, x)) * dx
+
+
+@_y0.defjvp
+def _y0_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    return _y0(x), -_y1(x) * dx
+
+
+@_y1.defjvp
+def _y1_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    y1 = _y1(x)
+    return y1, (_y0(x) - y1 / x) * dx
+
+
+@jax.custom_jvp
+def _yn_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    return y_integer(n, x)
+
+
+@_yn_int.defjvp
+def _yn_int_jvp(primals: Pair, tangents: tuple[jax.Array, jax.Array]) -> Pair:
+    n, x = primals
+    _, dx = tangents
+    # One kernel on the orders n - 1 and n + 1 (one copy of it in the program).
+    ym, yp = _yn_int(jnp.stack([n - 1.0, n + 1.0]), jnp.stack([x, x]))
+    return _yn_int(n, x), 0.5 * (ym - yp) * dx
+
+
+def _yn(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _yn_int(lax.stop_gradient(jnp.trunc(n)), x)
+
+
+_YN = entry_point(_yn)
+_J0 = entry_point(_j0)
+_J1 = entry_point(_j1)
+_Y0 = entry_point(_y0)
+_Y1 = entry_point(_y1)
 
 
 def j0(x: ArrayLike) -> jax.Array:
-    """``J_0(x)``, mirroring ``scipy.special.j0``.  Differentiable."""
-    return _fixed_order(jv, 0.0)(x)
+    """``J_0(x)``, mirroring ``scipy.special.j0``.  Differentiable: ``-J_1``."""
+    return _J0(x)
 
 
 def j1(x: ArrayLike) -> jax.Array:
-    """``J_1(x)``, mirroring ``scipy.special.j1``.  Differentiable."""
-    return _fixed_order(jv, 1.0)(x)
+    """``J_1(x)``, mirroring ``scipy.special.j1``.  Differentiable: ``J_0 - J_1/x``."""
+    return _J1(x)
 
 
 def y0(x: ArrayLike) -> jax.Array:
-    """``Y_0(x)``, mirroring ``scipy.special.y0``.  Differentiable."""
-    return _fixed_order(yv, 0.0)(x)
+    """``Y_0(x)``, mirroring ``scipy.special.y0`` (``-inf`` at 0, nan below).
+    Differentiable: ``-Y_1``."""
+    return _Y0(x)
 
 
 def y1(x: ArrayLike) -> jax.Array:
-    """``Y_1(x)``, mirroring ``scipy.special.y1``.  Differentiable."""
-    return _fixed_order(yv, 1.0)(x)
+    """``Y_1(x)``, mirroring ``scipy.special.y1`` (``-inf`` at 0, nan below).
+    Differentiable: ``Y_0 - Y_1/x``."""
+    return _Y1(x)
 
 
 def jn(n: ArrayLike, x: ArrayLike) -> jax.Array:
@@ -192,7 +271,7 @@ def jn(n: ArrayLike, x: ArrayLike) -> jax.Array:
 def yn(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """``Y_n(x)`` for integer order, mirroring ``scipy.special.yn``: a real ``n`` is
     truncated towards 0 (SciPy truncates with a warning).  Differentiable in ``x``."""
-    return yv(jnp.trunc(jnp.asarray(n, dtype=jnp.result_type(n, float))), x)
+    return _YN(n, x)
 
 
 def hankel1(v: ArrayLike, z: ArrayLike) -> jax.Array:
