@@ -310,7 +310,7 @@ def _bucket_ranks(key: jax.Array, nbuckets: int) -> jax.Array:
 
     The per-bucket running counts come from cumulative sums; under x64 up to
     three 21-bit counters are packed into one int64 word so that one
-    ``cumsum`` serves three buckets.  Bucket sizes are read off the last
+    prefix sum serves three buckets.  Bucket sizes are read off the last
     running count.
     """
     size = key.shape[0]
@@ -361,12 +361,33 @@ def partitioned(
     size = int(np.prod(shape, dtype=np.int64))
     if size <= chunk:
         return fn(*arrays)
-    dest = _bucket_ranks(key.reshape(-1).astype(jnp.int32), nbuckets)
-    order = (
-        jnp.zeros((size,), jnp.int32)
-        .at[dest]
-        .set(jnp.arange(size, dtype=jnp.int32), unique_indices=True)
+    flat_key = key.reshape(-1).astype(jnp.int32)
+    index_bits = max(1, int(size - 1).bit_length())
+    x64 = jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)
+    word = jnp.int32 if index_bits + int(nbuckets).bit_length() <= 31 else jnp.int64
+    if word == jnp.int32 or x64:
+        # One sort of ``key * 2^bits + index`` (unique words, so it is stable): about
+        # two thirds of the time of the counting sort's prefix sums on XLA's CPU backend.
+        idx = jnp.arange(size, dtype=word)
+        words = lax.sort((flat_key.astype(word) << index_bits) | idx)
+        order = (words & ((1 << index_bits) - 1)).astype(jnp.int32)
+    else:
+        dest = _bucket_ranks(flat_key, nbuckets)
+        order = (
+            jnp.zeros((size,), jnp.int32)
+            .at[dest]
+            .set(jnp.arange(size, dtype=jnp.int32), unique_indices=True, mode="promise_in_bounds")
+        )
+    # ``order`` is a permutation of ``range(size)``: every index is in bounds and unique,
+    # which spares XLA's gathers and scatters their bounds handling (half their time).
+    sorted_arrays = tuple(
+        a.reshape(-1).at[order].get(mode="promise_in_bounds", unique_indices=True) for a in arrays
     )
-    sorted_arrays = tuple(a.reshape(-1)[order] for a in arrays)
     out = chunked(fn, *sorted_arrays, chunk=chunk)
-    return tuple(o[dest].reshape(shape) for o in out)
+    return tuple(
+        jnp.zeros_like(o)
+        .at[order]
+        .set(o, unique_indices=True, mode="promise_in_bounds")
+        .reshape(shape)
+        for o in out
+    )

@@ -24,7 +24,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import as_float_arrays, chunked, entry_point, nondiff, tangent
+from ._common import as_float_arrays, entry_point, nondiff, tangent
 from ._declare import declare
 from ._incgamma import gamma_pdf_ratio, gamma_pq, gammaincc_inv
 
@@ -57,7 +57,7 @@ def _make_gdtr(upper: bool) -> jax.custom_jvp[jax.Array]:
         ax = a * x
         # Chunked: each chunk's series or continued fraction stops at its own slowest
         # element, not the whole array's.
-        p, q = chunked(gamma_pq, b, ax)
+        p, q = gamma_pq(b, ax)
         out = q if upper else p
         return jnp.where((a < 0.0) | (x < 0.0), jnp.nan, out)
 
@@ -96,7 +96,7 @@ def gdtrc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> jax.Array:
 def _make_chdtr(upper: bool) -> jax.custom_jvp[jax.Array]:
     @jax.custom_jvp
     def f(v: jax.Array, x: jax.Array) -> jax.Array:
-        p, q = chunked(gamma_pq, 0.5 * v, 0.5 * x)  # as gdtr
+        p, q = gamma_pq(0.5 * v, 0.5 * x)
         return q if upper else p
 
     def jvp(

@@ -28,71 +28,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._common import eps_of, is_double, tiny_of
-from ._gamma import _log_prefactor, _q_small_a, log_gamma1p
+from ._common import partitioned
+from ._gamma import _log_prefactor, _p_series, _q_cf, _q_small_a, log_gamma1p
 
 __all__ = ["gamma_pq", "gammaincc_inv"]
-
-_State = tuple[jax.Array, ...]
-
-
-def _series(a: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
-    """``sum_{n>=0} x^n / ((a+1)...(a+n))`` for the ``active`` elements (others: 1)."""
-    eps = eps_of(x)
-    max_iter = 20000 if is_double(x) else 5000
-
-    def cond(st: _State) -> jax.Array:
-        n, _, _, done = st
-        return (n < max_iter) & ~jnp.all(done)
-
-    def body(st: _State) -> _State:
-        n, term, total, done = st
-        for k in range(4):
-            new_term = term * x / (a + (n + k))
-            new_total = total + new_term
-            term = jnp.where(done, term, new_term)
-            total = jnp.where(done, total, new_total)
-            done = done | (jnp.abs(new_term) <= 0.5 * eps * new_total)
-        return n + 4.0, term, total, done
-
-    one = jnp.ones_like(x)
-    init: _State = (jnp.asarray(1.0, x.dtype), one, one, ~active | ~jnp.isfinite(x))
-    return lax.while_loop(cond, body, init)[2]
-
-
-def _legendre_cf(a: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
-    """``1 / (x+1-a - 1(1-a)/(x+3-a - 2(2-a)/(...)))`` for the ``active`` elements."""
-    eps = eps_of(x)
-    tiny = tiny_of(x)
-    max_iter = 20000 if is_double(x) else 5000
-    b0 = jnp.where(active, x + 1.0 - a, 1.0)
-
-    def clamp(v: jax.Array) -> jax.Array:
-        return jnp.where(jnp.abs(v) < tiny, tiny, v)
-
-    def cond(st: _State) -> jax.Array:
-        i, _, _, _, done = st
-        return (i < max_iter) & ~jnp.all(done)
-
-    def body(st: _State) -> _State:
-        i, cc, dd, g, done = st
-        for k in range(2):
-            m = i + k
-            an = m * (a - m)
-            bn = b0 + 2.0 * m
-            ndd = 1.0 / clamp(bn + an * dd)
-            ncc = clamp(bn + an / cc)
-            delta = ncc * ndd
-            cc = jnp.where(done, cc, ncc)
-            dd = jnp.where(done, dd, ndd)
-            g = jnp.where(done, g, g * delta)
-            done = done | (jnp.abs(delta - 1.0) <= eps)
-        return i + 2.0, cc, dd, g, done
-
-    g0 = clamp(b0)
-    zero = jnp.zeros_like(x)
-    init: _State = (jnp.asarray(1.0, x.dtype), g0, zero, g0, ~active | ~jnp.isfinite(x))
-    return 1.0 / lax.while_loop(cond, body, init)[3]
 
 
 def _pq_parts(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
@@ -102,13 +41,19 @@ def _pq_parts(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Arr
     fraction, so they stay finite where ``D`` underflows.
     """
     use_ser = x < a + 1.0
-    s = _series(a, x, use_ser)
-    f = _legendre_cf(a, x, ~use_ser)
+    s = _p_series(a, x, use_ser)
+    f = _q_cf(a, x, ~use_ser)
     d = jnp.exp(_log_prefactor(a, x, log_gamma1p(a)))
     p_ser = d * s
     q_cf = a * d * f
     small = use_ser & (a < 1.0)
-    q_small = _q_small_a(jnp.where(small, a, 0.5), jnp.where(small, x, 1.0))
+    # Only where a chunk holds such elements (``gamma_pq`` groups them together): the
+    # fixed 30-term sum is as dear as a whole series elsewhere.
+    q_small = lax.cond(
+        jnp.any(small),
+        lambda: _q_small_a(jnp.where(small, a, 0.5), jnp.where(small, x, 1.0)),
+        lambda: jnp.ones_like(x),
+    )
     p = jnp.where(use_ser, p_ser, 1.0 - q_cf)
     q = jnp.where(use_ser, jnp.where(small, q_small, 1.0 - p_ser), q_cf)
     ad = a * d
@@ -117,7 +62,42 @@ def _pq_parts(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Arr
     return p, q, rp, rq
 
 
+#: Iteration counts that separate the cost classes of one method (see :func:`_cost_class`).
+_COST_EDGES = (6.0, 10.0, 16.0, 25.0, 40.0, 64.0)
+_NCOST = len(_COST_EDGES) + 1
+
+
+def _cost_class(a: jax.Array, x: jax.Array) -> jax.Array:
+    """Which chunks an element joins (``partitioned``): the method (series for
+    ``x < a + 1``, with ``a < 1`` apart for its extra sum; else the continued fraction)
+    and a rough iteration count, measured on the ``gdtr`` bench domain
+    (``tools/incgamma_cost.py``): series terms until ``(x/(a+1))^n`` or the Gaussian
+    ``exp(-n^2/2a)`` reaches ``eps`` (about ``36 / log((a+1)/x)`` or ``9 sqrt(a+1)``);
+    fraction steps about ``60 / sqrt(x) + 3 a / (x - a)``."""
+    ser = x < a + 1.0
+    xs = jnp.maximum(x, 1e-30)
+    n_ser = jnp.minimum(36.0 / jnp.maximum(jnp.log((a + 1.0) / xs), 1e-3), 9.0 * jnp.sqrt(a + 1.0))
+    n_cf = 4.0 + 60.0 / jnp.sqrt(xs) + 3.0 * a / jnp.maximum(x - a, 1e-3)
+    n = jnp.where(ser, n_ser, n_cf)
+    cls = jnp.zeros(n.shape, jnp.int32)
+    for edge in _COST_EDGES:
+        cls = cls + (n > edge).astype(jnp.int32)
+    return jnp.where(ser, jnp.where(a < 1.0, 2 * _NCOST, cls), _NCOST + cls)
+
+
 def gamma_pq(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(P(a, x), Q(a, x))`` with SciPy's conventions at the edges (see ``_gamma_pq``).
+
+    Large inputs are grouped by method and expected iteration count before they are
+    processed in chunks: the loops run in lock-step until a chunk's slowest element
+    converges, and an unsorted chunk nearly always holds one slow element of each kind.
+    """
+    key = _cost_class(jnp.where(a > 0.0, a, 1.0), jnp.where(x > 0.0, x, 1.0))
+    p, q = partitioned(_gamma_pq, key, 2 * _NCOST + 1, a, x)
+    return p, q
+
+
+def _gamma_pq(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(P(a, x), Q(a, x))`` with SciPy's conventions at the edges.
 
     ``a = 0``: ``P = 1``, ``Q = 0`` for ``x > 0`` (nan at ``x = 0``);

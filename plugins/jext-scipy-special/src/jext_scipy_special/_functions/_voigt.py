@@ -31,7 +31,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, is_double
+from ._common import entry_point, is_double, partitioned
 from ._declare import declare
 
 __all__ = ["WRAPPERS", "voigt_profile"]
@@ -108,8 +108,11 @@ def faddeeva(x: jax.Array, y: jax.Array) -> Pair:
     yn = jnp.where(near, y, 1.0)
     xf = jnp.where(near, 10.0, x)
     yf = jnp.where(near, 10.0, y)
-    a = _w_trapezoid(xn, yn)
-    b = _w_fraction(xf, yf)
+    # Each method only where some element needs it (``voigt_profile`` groups the
+    # elements by method, so most chunks need one).
+    zeros = (jnp.zeros_like(x), jnp.zeros_like(x))
+    a = lax.cond(jnp.any(near), lambda: _w_trapezoid(xn, yn), lambda: zeros)
+    b = lax.cond(jnp.any(~near), lambda: _w_fraction(xf, yf), lambda: zeros)
     return jnp.where(near, a[0], b[0]), jnp.where(near, a[1], b[1])
 
 
@@ -167,7 +170,13 @@ def _voigt_parts(x: jax.Array, sigma: jax.Array, gamma: jax.Array) -> tuple[jax.
 
 @jax.custom_jvp
 def _voigt(x: jax.Array, sigma: jax.Array, gamma: jax.Array) -> jax.Array:
-    return _voigt_parts(x, sigma, gamma)[0]
+    # Grouped by the Faddeeva method that ``z`` will take (trapezoid near the real axis,
+    # continued fraction far out), so that a chunk computes one method, not both.
+    s2 = jnp.abs(sigma) * math.sqrt(2.0)
+    far = ~((jnp.abs(x) < 8.0 * s2) & (jnp.abs(gamma) < 6.0 * s2))
+    return partitioned(
+        lambda *args: (_voigt_parts(*args)[0],), far.astype(jnp.int32), 2, x, sigma, gamma
+    )[0]
 
 
 @_voigt.defjvp
