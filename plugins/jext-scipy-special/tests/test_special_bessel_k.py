@@ -39,7 +39,9 @@ def test_order_0_and_1_kernels_and_kn_hold_to_mpmath() -> None:
             v = mpmath.besselk(n, mpmath.mpf(t))
             return float(v * mpmath.exp(t) if scaled else v)
 
-        want = np.array([[k(n, t, s) for t in x] for n, s in ((0, 0), (1, 0), (0, 1), (1, 1))])
+        want = np.array(
+            [[k(n, t, s) for t in x] for n, s in ((0, False), (1, False), (0, True), (1, True))]
+        )
         want_n = np.array([[k(n, t, False) for t in xn] for n in orders[:, 0]])
     np.testing.assert_allclose(ks, want, rtol=5e-15)
     np.testing.assert_allclose(kn, want_n, rtol=5e-14)

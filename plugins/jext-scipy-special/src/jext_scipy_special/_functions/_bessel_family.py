@@ -270,6 +270,10 @@ _LOG2_HI = 6.93147180369123816490e-01
 _LOG2_LO = 1.90821492927058770002e-10
 
 
+#: ``(k, K_{k-1}, K_k, rescalings, K_n, its rescalings)``.
+_KnState = tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]
+
+
 def _k_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(m, e)`` with ``K_n(x) = m 2**(bits e)`` (``x <= 700``, 60 in float32; ``e^x K_n(x)``
     beyond) by forward recurrence ``K_{k+1} = K_{k-1} + (2k/x) K_k`` from ``K_0, K_1``
@@ -285,7 +289,7 @@ def _k_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     bits = _KN_RESCALE_BITS[is_double(x)]
     big, down = 2.0**bits, 2.0**-bits
 
-    def body(st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+    def body(st: _KnState) -> _KnState:
         k, ka, kb, e, out, e_out = st  # K_{k-1}, K_k (times 2**(-bits e))
         start = k
         for _ in range(_KN_UNROLL):
@@ -297,13 +301,13 @@ def _k_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
         ka, kb = jnp.where(over, ka * down, ka), jnp.where(over, kb * down, kb)
         return k, ka, kb, e + over.astype(e.dtype), out, e_out
 
-    def cond(st: tuple[jax.Array, ...]) -> jax.Array:
+    def cond(st: _KnState) -> jax.Array:
         k, _, kb = st[:3]
         return (k < nmax) & jnp.any((k < n) & (kb < jnp.inf))
 
     zero = jnp.zeros_like(x)
     one = jnp.asarray(1.0, x.dtype)
-    init = (one, ka, kb, zero, jnp.where(n == 0.0, ka, kb), zero)
+    init: _KnState = (one, ka, kb, zero, jnp.where(n == 0.0, ka, kb), zero)
     k, _, kb, e, out, e_out = lax.while_loop(cond, body, init)
     past = n > k  # stopped early: K_k, hence K_n, is infinite
     return jnp.where(past, kb, out), jnp.where(past, e, e_out)
