@@ -3,7 +3,6 @@
 The check compares ``jax.grad`` (under ``vmap``) with central differences of the wrapper at
 sampled points of each domain, for every declared differentiable argument; a wrong rule
 fails it (``tests/test_scipy_checks.py`` shows that with a deliberately wrong derivative).
-``k0, k0e, k1, k1e, kn`` reuse ``kv``/``kve``'s rule, checked in ``test_special_grads``.
 """
 
 from __future__ import annotations
@@ -14,11 +13,10 @@ from jext_scipy_special._functions import _bessel_family, _elliptic_family, _gam
 from jext.scipy import ScipyWrapper
 from jext.testing._scipy_checks import run_scipy_check
 
-_REUSED_KV_RULE = {"k0", "k0e", "k1", "k1e", "kn"}
 FAMILY = [
     w
     for w in (*_bessel_family.WRAPPERS, *_elliptic_family.WRAPPERS, *_gamma_family.WRAPPERS)
-    if w.differentiable and w.name not in _REUSED_KV_RULE
+    if w.differentiable
 ]
 
 

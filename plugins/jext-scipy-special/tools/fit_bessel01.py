@@ -95,20 +95,20 @@ def _fit(n: int) -> tuple[list[mp.mpf], list[mp.mpf]]:
         p, q = _pq(n, x)
         ps.append(p)
         qs.append(q * x)
-    fits = []
-    for vals in (ps, qs):
-        c = [
-            2
-            * mp.fsum(
-                v * mp.cos(mp.pi * k * (j + mp.mpf(1) / 2) / NODES) for j, v in enumerate(vals)
-            )
-            / NODES
-            for k in range(NODES)
-        ]
-        c[0] /= 2
-        deg = max(k for k in range(NODES) if abs(c[k]) > CUT * abs(c[0]))
-        fits.append(_cheb_to_powers(c[: deg + 1]))
-    return fits[0], fits[1]
+    return _interpolate(ps), _interpolate(qs)
+
+
+def _interpolate(vals: list[mp.mpf]) -> list[mp.mpf]:
+    """The Chebyshev interpolant of ``vals`` (at the ``NODES`` first-kind nodes), cut
+    where its coefficients fall below ``CUT`` relative to the first, in powers of ``w``."""
+    n = len(vals)
+    c = [
+        2 * mp.fsum(v * mp.cos(mp.pi * k * (j + mp.mpf(1) / 2) / n) for j, v in enumerate(vals)) / n
+        for k in range(n)
+    ]
+    c[0] /= 2
+    deg = max(k for k in range(n) if abs(c[k]) > CUT * abs(c[0]))
+    return _cheb_to_powers(c[: deg + 1])
 
 
 def _split_pio4(bits: int, precision: int) -> list[mp.mpf]:

@@ -11,26 +11,31 @@ directly: ``ive = 1 / (x (kve_{v+1} + f kve_v))``.  Negative orders:
 ``I_{-v} = I_v + (2/pi) sin(pi v) K_v``; negative ``x``: ``(-1)^v I_v(|x|)``
 for integer ``v`` (nan otherwise), like SciPy.
 
+``k0, k0e, k1, k1e`` have their own loop-free kernels (:mod:`._bessel_k01`: series to 2,
+a fitted polynomial in ``2/x`` beyond), and ``kn`` builds on them.
+
 Derivatives in ``x``: ``I_v' = (I_{v-1} + I_{v+1}) / 2``; ``K_0' = -K_1``,
-``K_1' = -K_0 - K_1/x`` through ``kv``'s rule.  Orders carry no derivative.
+``K_1' = -K_0 - K_1/x`` (scaled forms: product rule with ``e^x``).  Orders carry no
+derivative.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._bessel import _kve_pair, kv, kve
+from ._bessel import MAX_ORDER, _kve_pair
 from ._bessel_jy import sin_pi as _sin_pi
-from ._common import entry_point, eps_of, iterate, nondiff, tangent, tiny_of
+from ._bessel_k01 import k01_pos
+from ._common import chunked, entry_point, eps_of, is_double, iterate, nondiff, tangent, tiny_of
 from ._declare import special_wrapper
 
 __all__ = ["WRAPPERS", "iv", "ive", "k0", "k0e", "k1", "k1e", "kn"]
@@ -158,49 +163,204 @@ def ive(v: ArrayLike, z: ArrayLike) -> jax.Array:
     return _IVE(v, z)
 
 
-def _fixed_order(fn: Callable[..., jax.Array], order: float) -> Callable[[ArrayLike], jax.Array]:
-    def run(x: ArrayLike) -> jax.Array:
-        xa = jnp.asarray(x)
-        out: jax.Array = fn(jnp.zeros_like(xa, dtype=jnp.result_type(xa, float)) + order, xa)
-        return out
+# Orders 0 and 1 have their own loop-free kernels (``_bessel_k01``), with the derivatives
+# K0' = -K1, K1' = -K0 - K1/x, and for the scaled forms (times e^x) k0e' = k0e - k1e,
+# k1e' = k1e - k0e - k1e/x.  SciPy's edges: inf at 0, nan below 0 and at nan, 0 at +inf.
+# XLA on CPU flushes subnormal inputs to 0: below the smallest normal number the kernels
+# see log(0), so subnormal x count as 0 here (inf, as before these kernels).
+def _k_edges(x: jax.Array, which: int) -> jax.Array:
+    ok = (x >= tiny_of(x)) & (x < jnp.inf)
+    val = k01_pos(jnp.where(ok, x, 1.0))[which]
+    edge = jnp.where(x >= 0.0, jnp.where(x == jnp.inf, 0.0, jnp.inf), jnp.nan)
+    return jnp.where(ok, val, edge)
 
-    return run
+
+@jax.custom_jvp
+def _k0(x: jax.Array) -> jax.Array:
+    return _k_edges(x, 0)
+
+
+@jax.custom_jvp
+def _k1(x: jax.Array) -> jax.Array:
+    return _k_edges(x, 1)
+
+
+@jax.custom_jvp
+def _k0e(x: jax.Array) -> jax.Array:
+    return _k_edges(x, 2)
+
+
+@jax.custom_jvp
+def _k1e(x: jax.Array) -> jax.Array:
+    return _k_edges(x, 3)
+
+
+Pair = tuple[jax.Array, jax.Array]
+
+
+@_k0.defjvp
+def _k0_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    return _k0(x), -_k1(x) * dx
+
+
+@_k1.defjvp
+def _k1_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    k1 = _k1(x)
+    return k1, (-_k0(x) - k1 / x) * dx
+
+
+@_k0e.defjvp
+def _k0e_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    k0e = _k0e(x)
+    return k0e, (k0e - _k1e(x)) * dx
+
+
+@_k1e.defjvp
+def _k1e_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> Pair:
+    (x,), (dx,) = primals, tangents
+    k1e = _k1e(x)
+    return k1e, (k1e - _k0e(x) - k1e / x) * dx
+
+
+_K0 = entry_point(_k0)
+_K1 = entry_point(_k1)
+_K0E = entry_point(_k0e)
+_K1E = entry_point(_k1e)
 
 
 def k0(x: ArrayLike) -> jax.Array:
-    """``K_0(x)``, mirroring ``scipy.special.k0`` (``kv(0, x)``).  Differentiable."""
-    return _fixed_order(kv, 0.0)(x)
-
-
-def _zero_at_inf(fn: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLike], jax.Array]:
-    # The scaled functions decay like x**-1/2: 0 at +inf (the kernel's inf * 0 gives nan).
-    def run(x: ArrayLike) -> jax.Array:
-        xa = jnp.asarray(x)
-        out = fn(xa)
-        return jnp.where(xa == jnp.inf, jnp.zeros_like(out), out)
-
-    return run
+    """``K_0(x)``, mirroring ``scipy.special.k0``.  Differentiable: ``-K_1``."""
+    return _K0(x)
 
 
 def k0e(x: ArrayLike) -> jax.Array:
     """``K_0(x) e^x``, mirroring ``scipy.special.k0e``.  Differentiable."""
-    return _zero_at_inf(_fixed_order(kve, 0.0))(x)
+    return _K0E(x)
 
 
 def k1(x: ArrayLike) -> jax.Array:
-    """``K_1(x)``, mirroring ``scipy.special.k1``.  Differentiable."""
-    return _fixed_order(kv, 1.0)(x)
+    """``K_1(x)``, mirroring ``scipy.special.k1``.  Differentiable: ``-K_0 - K_1/x``."""
+    return _K1(x)
 
 
 def k1e(x: ArrayLike) -> jax.Array:
     """``K_1(x) e^x``, mirroring ``scipy.special.k1e``.  Differentiable."""
-    return _zero_at_inf(_fixed_order(kve, 1.0))(x)
+    return _K1E(x)
+
+
+#: Largest ``x`` at which ``kn``'s recurrence runs on ``K`` itself (``K_0(700)`` is
+#: ``1e-306``, ``K_0(60)`` ``1e-27``: still normal in float64, float32); beyond, on
+#: ``e^x K`` and scaled back at the end.
+_KN_UNSCALED_MAX = {True: 700.0, False: 60.0}
+_KN_UNROLL = 4
+#: Elements per chunk of the ``kn`` recurrence (as ``yn``'s).
+_KN_CHUNK = 4096
+
+
+#: ``kn``'s recurrence rescales its pair by ``2**-bits`` once ``K_k`` passes ``2**bits``
+#: (checked once per loop trip, where it grows by at most ``2**46``, ``2**68`` in float32
+#: up to ``kv``'s largest order), so that ``e^x K_n`` beyond 700 (whose ``K_n`` may be
+#: finite) does not overflow.
+_KN_RESCALE_BITS = {True: 600, False: 60}
+#: ``log 2`` in two words, the first with 32 significant bits (fdlibm's split).
+_LOG2_HI = 6.93147180369123816490e-01
+_LOG2_LO = 1.90821492927058770002e-10
+
+
+#: ``(k, K_{k-1}, K_k, rescalings, K_n, its rescalings)``.
+_KnState = tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]
+
+
+def _k_forward(n: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(m, e)`` with ``K_n(x) = m 2**(bits e)`` (``x <= 700``, 60 in float32; ``e^x K_n(x)``
+    beyond) by forward recurrence ``K_{k+1} = K_{k-1} + (2k/x) K_k`` from ``K_0, K_1``
+    (stable: ``K`` grows with the order), ``_KN_UNROLL`` steps per loop trip.  Every
+    element runs to its chunk's largest order and keeps ``K_k`` at ``k = n``; the loop also
+    stops once every element is done or infinite (the recurrence keeps an infinity
+    infinite), so the value of an element does not depend on its chunk."""
+    k0, k1, k0e, k1e = k01_pos(x)
+    scaled = x > _KN_UNSCALED_MAX[is_double(x)]
+    ka, kb = jnp.where(scaled, k0e, k0), jnp.where(scaled, k1e, k1)
+    rx = 2.0 / x
+    nmax = jnp.max(n)
+    bits = _KN_RESCALE_BITS[is_double(x)]
+    big, down = 2.0**bits, 2.0**-bits
+
+    def body(st: _KnState) -> _KnState:
+        k, ka, kb, e, out, e_out = st  # K_{k-1}, K_k (times 2**(-bits e))
+        start = k
+        for _ in range(_KN_UNROLL):
+            ka, kb = kb, (k * rx) * kb + ka
+            k = k + 1.0
+            out = jnp.where(k == n, kb, out)
+        e_out = jnp.where((n > start) & (n <= k), e, e_out)
+        over = kb > big
+        ka, kb = jnp.where(over, ka * down, ka), jnp.where(over, kb * down, kb)
+        return k, ka, kb, e + over.astype(e.dtype), out, e_out
+
+    def cond(st: _KnState) -> jax.Array:
+        k, _, kb = st[:3]
+        return (k < nmax) & jnp.any((k < n) & (kb < jnp.inf))
+
+    zero = jnp.zeros_like(x)
+    one = jnp.asarray(1.0, x.dtype)
+    init: _KnState = (one, ka, kb, zero, jnp.where(n == 0.0, ka, kb), zero)
+    k, _, kb, e, out, e_out = lax.while_loop(cond, body, init)
+    past = n > k  # stopped early: K_k, hence K_n, is infinite
+    return jnp.where(past, kb, out), jnp.where(past, e, e_out)
+
+
+def k_integer(n: jax.Array, x: jax.Array) -> jax.Array:
+    """``K_n(x)`` for integer-valued ``n`` with SciPy's edges (``K_{-n} = K_n``; inf at 0,
+    nan below 0 and at nan, 0 at +inf; nan beyond ``kv``'s largest order, like ``kv``)."""
+    nu = jnp.abs(n)
+    ok = (nu <= MAX_ORDER) & (x >= tiny_of(x)) & (x < jnp.inf)  # False for nan
+    nus, xs = jnp.where(ok, nu, 0.0), jnp.where(ok, x, 1.0)
+    m, e = chunked(_k_forward, nus, xs, chunk=_KN_CHUNK)
+    double = is_double(xs)
+    bits = _KN_RESCALE_BITS[double]
+    # Unscaled: m 2**(bits e) (overflowing to inf as K_n does).  Scaled: m e^-x 2**(bits e)
+    # = m exp(a) (1 + l) with a = e bits log2_hi - x exact (log2_hi has 32 bits) and
+    # l = e bits log2_lo, exp(a) taken in halves so that neither underflows early.
+    unscaled = m * jnp.exp2(bits * e)
+    h = jnp.exp(0.5 * (e * (bits * _LOG2_HI) - xs))
+    scaled_val = (m * h) * h * (1.0 + e * (bits * _LOG2_LO))
+    val = jnp.where(xs > _KN_UNSCALED_MAX[double], scaled_val, unscaled)
+    # 0 and subnormal x (see _k_edges): inf; +inf: 0; x < 0, nan x or order: nan.
+    edge = jnp.where(x >= 0.0, jnp.where(x == jnp.inf, 0.0, jnp.inf), jnp.nan)
+    edge = jnp.where(nu <= MAX_ORDER, edge, jnp.nan)
+    return jnp.where(ok, val, edge)
+
+
+@jax.custom_jvp
+def _kn_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    return k_integer(n, x)
+
+
+@_kn_int.defjvp
+def _kn_int_jvp(primals: Pair, tangents: Pair) -> Pair:
+    n, x = primals
+    _, dx = tangents
+    # K_n' = -(K_{n-1} + K_{n+1}) / 2, one kernel on both orders.
+    km, kp = _kn_int(jnp.stack([n - 1.0, n + 1.0]), jnp.stack([x, x]))
+    return _kn_int(n, x), -0.5 * (km + kp) * dx
+
+
+def _kn(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _kn_int(lax.stop_gradient(jnp.trunc(n)), x)
+
+
+_KN = entry_point(_kn)
 
 
 def kn(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """``K_n(x)`` for integer order, mirroring ``scipy.special.kn``: a real ``n`` is
-    truncated towards 0 (SciPy truncates with a warning).  Differentiable in ``x``."""
-    return kv(jnp.trunc(jnp.asarray(n, dtype=jnp.result_type(n, float))), x)
+    truncated towards 0 (SciPy truncates with a warning).  Forward recurrence from the
+    order-0/1 kernels.  Differentiable in ``x``: ``-(K_{n-1} + K_{n+1}) / 2``."""
+    return _KN(n, x)
 
 
 def _kn_oracle(n: Any, x: Any) -> Any:
