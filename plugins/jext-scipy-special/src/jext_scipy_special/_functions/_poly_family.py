@@ -327,8 +327,8 @@ def _either(
 
     # A chunk of only integer (or only non-integer) degrees skips the other path: its
     # values are discarded, so skipping it changes no element's bits.
-    out_int = lax.cond(jnp.any(integer), integers, skip)
-    out_real = lax.cond(jnp.all(integer), skip, reals)
+    out_int: jax.Array = lax.cond(jnp.any(integer), integers, skip)
+    out_real: jax.Array = lax.cond(jnp.all(integer), skip, reals)
     return jnp.where(integer, out_int, jnp.where(jnp.isinf(n), jnp.nan, out_real))
 
 
