@@ -17,7 +17,7 @@ from jext_scipy_special import _CORE, WRAPPERS
 from jext_scipy_special._functions import _bessel_family, _elliptic_family, _gamma_family
 
 from jext.scipy import ScipyWrapper
-from jext.testing._scipy_checks import check_batch_independence, oracle_of
+from jext.testing._scipy_checks import _sample, check_batch_independence, oracle_of
 
 N = 256  # points per domain of the value check
 
@@ -78,26 +78,13 @@ BIG = 9001  # several chunks of 2048 and of 4096, and a ragged last one
 HEAD = 64
 
 
-def _sample(wrapper: ScipyWrapper, n: int) -> list[np.ndarray]:
-    dom = wrapper.domains[0]
-    rng = _rng(wrapper, "large batch")
-    cols = []
-    for i, (low, high) in enumerate(dom.bounds):
-        if dom.log and low > 0:
-            col = np.exp(rng.uniform(np.log(low), np.log(high), n))
-        else:
-            col = rng.uniform(low, high, n)
-        cols.append(np.round(col) if i in dom.integers else col)
-    return cols
-
-
 @pytest.mark.parametrize("name", CHUNKED)
 def test_large_batches_give_the_small_batch_bits(name: str) -> None:
     """Elements of a batch large enough to be chunked (and sorted by cost) equal, bit for
     bit, the same elements computed in a small batch, and in the large batch reversed
     (which puts them in other chunks, among other companions)."""
     (wrapper,) = [w for w in WRAPPERS if w.name == name]
-    cols = _sample(wrapper, BIG)
+    cols = _sample(_rng(wrapper, "large batch"), wrapper.domains[0], BIG)
     fn = jax.jit(functools.partial(wrapper.function, **wrapper.domains[0].kwargs))
     with x64(True):
         big = np.asarray(fn(*cols))
