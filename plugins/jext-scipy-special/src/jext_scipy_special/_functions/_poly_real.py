@@ -20,10 +20,11 @@ Jacobi recurrence oscillate with the same size, above 1 and for Laguerre the wan
 solution dominates, so the forward recurrence is stable.  The normalising binomial is
 ``Gamma``-ratio at ``v1`` times the product of the recurrence's ratios.
 
-The series converges like ``z^k``: it is summed to ``z <= 0.975`` (``x >= -0.95``;
-``x <= 79`` through Pfaff); for ``x`` below -0.95 (where the non-integer degree's
-function grows like ``(1 + x)^-b`` or ``log(1 + x)`` towards -1) it would need the
-connection formula about ``z = 1`` (DLMF 15.8.4, 15.8.10) and gives nan here.
+The Gauss series is summed to ``z <= 1/2`` (and ``x <= 79`` through Pfaff); below
+``x = 0`` the connection formula about ``z = 1`` (DLMF 15.8.4, with its logarithmic
+case 15.8.10 as a limit, see ``_connection``) gives the two starting values, at a degree
+chosen so that the recurrence up from it is stable (see ``jacobi_type_real``).  At
+``x = -1`` the limit (Gauss's sum or a signed infinity); below -1 nan (complex).
 """
 
 from __future__ import annotations
@@ -178,6 +179,21 @@ def _gamma_ratio(x: jax.Array, e: jax.Array) -> tuple[jax.Array, jax.Array]:
     return r, t
 
 
+def _start_gap(big_a: jax.Array, big_b: jax.Array, m: jax.Array, d: jax.Array) -> jax.Array:
+    """``(R - 1) / d`` for ``R = e_0 / f_0`` of ``_connection``, without dividing by ``d``."""
+    # R = G(A-d)/G(A) G(B-d)/G(B) G(1+m+d)/G(1+m) / G(1-d), A = -w by reflection:
+    # G(A-d)/G(A) = G(1-A)/G(1-A+d) sin(pi A)/sin(pi (A-d)).
+    r, t = _gamma_ratio(jnp.stack([1.0 - big_a, big_b, 1.0 + m, 1.0 - d]), jnp.stack([d, -d, d, d]))
+    sin_ad = _sinpi(big_a - d)
+    r_sin = _sinpi(big_a) / sin_ad
+    t_sin = jnp.pi * _cospi(big_a - 0.5 * d) * jnp.sinc(0.5 * d) / sin_ad
+    # (r1 r2 - 1)/d = t1 r2 + t2: the first ratio inverted, the second's e = -d negated.
+    big_r, t_r = 1.0 / r[0], -t[0] / r[0]
+    for r_i, t_i in ((r_sin, t_sin), (r[1], -t[1]), (r[2], t[2]), (r[3], t[3])):
+        big_r, t_r = big_r * r_i, t_r * r_i + t_i
+    return t_r
+
+
 def _connection(w: jax.Array, a: jax.Array, b: jax.Array, y: jax.Array) -> jax.Array:
     """``2F1(-w, w + a + b + 1; a + 1; 1 - y)`` for small ``y = (1 + x)/2`` by the
     connection formula about ``z = 1`` (DLMF 15.8.4), in a form that stays accurate as
@@ -223,16 +239,7 @@ def _connection(w: jax.Array, a: jax.Array, b: jax.Array, y: jax.Array) -> jax.A
     head = jnp.where(m > 0.0, gc * ra * rb * jnp.exp(-b * lny) * total, 0.0)
     e0 = k0 * poch * ra * rb * rgamma(1.0 - d)
     f0 = k0 * rgamma(am) * rgamma(bm) * rgamma(1.0 + b)
-    # R = G(A-d)/G(A) G(B-d)/G(B) G(1+m+d)/G(1+m) / G(1-d), A = -w by reflection:
-    # G(A-d)/G(A) = G(1-A)/G(1-A+d) sin(pi A)/sin(pi (A-d)).
-    r, t = _gamma_ratio(jnp.stack([1.0 - big_a, big_b, 1.0 + m, 1.0 - d]), jnp.stack([d, -d, d, d]))
-    sin_ad = _sinpi(big_a - d)
-    r_sin = _sinpi(big_a) / sin_ad
-    t_sin = jnp.pi * _cospi(big_a - 0.5 * d) * jnp.sinc(0.5 * d) / sin_ad
-    # (r1 r2 - 1)/d = t1 r2 + t2: the first ratio inverted, the second's e = -d negated.
-    big_r, t_r = 1.0 / r[0], -t[0] / r[0]
-    for r_i, t_i in ((r_sin, t_sin), (r[1], -t[1]), (r[2], t[2]), (r[3], t[3])):
-        big_r, t_r = big_r * r_i, t_r * r_i + t_i
+    t_r = _start_gap(big_a, big_b, m, d)
     g0 = jnp.where(f0 == 0.0, e0 / d, f0 * t_r)
     log_term = _e1(-d * lny) * -lny  # (y^-d - 1) / d
     # Far from an integer b the plain difference (y^-d e - f) / d loses less: with
