@@ -426,7 +426,6 @@ def test_checks_on_a_pool_report_in_order_and_keep_failures() -> None:
     assert "tpu rule" in report.results[0].message
 
 
-
 def test_compiled_programs_are_read_back_and_a_wrong_rule_still_fails(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

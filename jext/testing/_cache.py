@@ -43,9 +43,11 @@ def _host_tag() -> str:
     so a folder shared between machines (a CI cache restored on another runner) keeps one
     subfolder per kind of processor instead of executables the other cannot run."""
     features = ""
-    with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
-            features = next((ln for ln in info if ln.startswith(("flags", "Features"))), "")
+    with (
+        contextlib.suppress(OSError),
+        open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info,
+    ):
+        features = next((ln for ln in info if ln.startswith(("flags", "Features"))), "")
     text = f"{platform.machine()}|{platform.processor()}|{features}"
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
