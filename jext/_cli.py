@@ -243,7 +243,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         print(f"  {name}: {result.check} {result.status}", file=err, flush=True)
 
     # Compiling is most of a check's time: programs compiled by an earlier run are read back.
-    cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    cache: Path | None = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     if args.no_cache or (not args.cache_dir and env_flag(os.environ.get(ENV_NO_CACHE))):
         cache = None
     with warnings.catch_warnings(), compilation_cache_in(cache):

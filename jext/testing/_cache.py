@@ -9,8 +9,9 @@ import platform
 from collections.abc import Iterator
 from pathlib import Path
 
-import jax
 from jax.experimental.compilation_cache import compilation_cache
+
+from jext._jax import config_value, set_config
 
 __all__ = ["ENV_CACHE_DIR", "ENV_NO_CACHE", "compilation_cache_in", "default_cache_dir"]
 
@@ -82,16 +83,16 @@ def compilation_cache_in(folder: Path | None) -> Iterator[Path | None]:
         yield None
         return
     host = _prepare(folder)
-    old_dir = jax.config.jax_compilation_cache_dir
-    old_min = jax.config.jax_persistent_cache_min_compile_time_secs
+    old_dir = config_value("jax_compilation_cache_dir")
+    old_min = config_value("jax_persistent_cache_min_compile_time_secs")
     # JAX decides once whether its cache is used, at the first compilation of a process:
     # reset before and after, so that the setting here is the one that holds inside.
     compilation_cache.reset_cache()
-    jax.config.update("jax_compilation_cache_dir", str(host))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", _MIN_COMPILE_S)
+    set_config("jax_compilation_cache_dir", str(host))
+    set_config("jax_persistent_cache_min_compile_time_secs", _MIN_COMPILE_S)
     try:
         yield host
     finally:
-        jax.config.update("jax_compilation_cache_dir", old_dir)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", old_min)
+        set_config("jax_compilation_cache_dir", old_dir)
+        set_config("jax_persistent_cache_min_compile_time_secs", old_min)
         compilation_cache.reset_cache()
