@@ -570,7 +570,11 @@ def _sh_norm(n: jax.Array, p: jax.Array) -> jax.Array:
     integer = _is_int(n)
     top = 2.0 * n + p - 1.0
     by_product = _binom_n(top, jnp.where(integer, n, 0.0))
-    return jnp.where(integer, by_product, _binom_real(top, n))
+    # A chunk of integer degrees skips the Gamma functions (their values are discarded).
+    real: jax.Array = lax.cond(
+        jnp.all(integer), lambda: jnp.ones_like(top), lambda: _binom_real(top, n)
+    )
+    return jnp.where(integer, by_product, real)
 
 
 def _sh_jacobi_value(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.Array:
