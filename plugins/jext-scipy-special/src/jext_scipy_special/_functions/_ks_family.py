@@ -20,8 +20,10 @@ Methods:
   element stops adding once its terms have passed their peak and fall below its sum's last
   bit.  Its ``e``-derivative is the same sum with ``T_j (1/e - (n-j)/A_j + (j-1)/B_j)``.
 * ``smirnovi(n, p)``: Newton's method with bisection safeguard on ``log smirnov(n, e) =
-  log p`` from ``e = sqrt(-log(p) / (2n))``, each element until its own step is below its last
-  bits.  Derivative ``-1 / pdf``.
+  log p`` from Maag & Dicaire's approximation ``e = (sqrt(-18 n log p) - 1) / (6 n)``
+  (kept between the bounds ``1 - p^(1/n)`` and ``sqrt(-log(p) / (2n))``), each element
+  until its own step is below its last bits or, quadratic convergence being under way,
+  below ``sqrt(eps)/10`` of ``e``.  Derivative ``-1 / pdf``.
 
 ``n`` is truncated to an integer as SciPy does, and carries no derivative.
 """
@@ -306,9 +308,20 @@ def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
     nn = jnp.where(inner, n, 1.0)
     pp = jnp.where(inner, p, 0.5)
     eps = eps_of(p)
-    e0 = jnp.clip(jnp.sqrt(-jnp.log(pp) / (2.0 * nn)), 0.25 * eps, 1.0 - 0.5 * eps)
-    lo, hi = jnp.zeros_like(pp), jnp.ones_like(pp)
     log_p = jnp.log(pp)
+    # The root lies between 1 - p^(1/n) (sf >= its first term (1 - e)^n: exact for n = 1)
+    # and 1; its first guess is Maag & Dicaire's sf ~ exp(-(6 n e + 1)^2 / (18 n)) solved
+    # for e, kept below sqrt(-log(p) / (2 n)), the inverse of the leading exp(-2 n e^2).
+    lower = -jnp.expm1(log_p / nn)
+    guess = (jnp.sqrt(-18.0 * nn * log_p) - 1.0) / (6.0 * nn)
+    upper = jnp.minimum(jnp.sqrt(-log_p / (2.0 * nn)), 1.0 - 0.5 * eps)
+    e0 = jnp.where(nn == 1.0, lower, jnp.maximum(jnp.minimum(guess, upper), lower))
+    lo, hi = lower, jnp.ones_like(pp)
+    # Once a Newton step is below sqrt(eps)/10 of e (and log sf within 1e-3 of log p), the
+    # error it leaves is ~ (step / e)^2 / 2 < eps / 200: stop there rather than wait for a
+    # step below the last bits, which the sums' rounding may never allow (such elements
+    # would run to the step limit and hold their chunk there).
+    settled = 0.1 * math.sqrt(eps)
 
     def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         e, lo, hi, _ = st
@@ -317,11 +330,15 @@ def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
         lo = jnp.where(above, e, lo)
         hi = jnp.where(above, hi, e)
         # Newton on log sf(e) = log p (log sf is nearly quadratic in e, sf is not).
-        newton = e + (jnp.log(sf) - log_p) * sf / pdf
+        resid = jnp.log(sf) - log_p
+        newton = e + resid * sf / pdf
         inside = (newton >= lo) & (newton <= hi) & jnp.isfinite(newton)
         e_new = jnp.where(inside, newton, 0.5 * (lo + hi))
         e_new = jnp.where(sf == pp, e, e_new)
-        done = jnp.abs(e_new - e) <= 2.0 * eps * e
+        change = jnp.abs(e_new - e)
+        done = (change <= 2.0 * eps * e) | (
+            inside & (change <= settled * e) & (jnp.abs(resid) <= 1e-3)
+        )
         return (e_new, lo, hi, done)
 
     state: tuple[jax.Array, ...] = (e0, lo, hi, jnp.zeros(pp.shape, bool))
