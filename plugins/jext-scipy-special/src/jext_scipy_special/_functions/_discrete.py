@@ -205,9 +205,8 @@ def _distribution(family: _Family, upper: bool) -> Callable[..., jax.Array]:
     @jax.custom_jvp
     def f(k: jax.Array, s1: jax.Array, s2: jax.Array, loc: jax.Array) -> jax.Array:
         x, ok, top, inside, kk, s1_, s2_ = parts(k, s1, s2, loc)
-        # Poisson's incomplete gamma groups its elements by cost itself (``gamma_pq``).
-        tails = family.tails(kk, s1_, s2_) if family is _POISSON else None
-        cdf, sf = tails if tails is not None else chunked(family.tails, kk, s1_, s2_)
+        # The incomplete gamma and beta kernels group their elements by cost themselves.
+        cdf, sf = family.tails(kk, s1_, s2_)
         val = jnp.clip(sf if upper else cdf, 0.0, 1.0)
         # SciPy's binom and nbinom take n = inf as valid and give nan inside the support.
         if family is not _POISSON:
