@@ -2,18 +2,20 @@
 
 Methods:
 
-* ``elliprf, elliprd, elliprc, elliprj`` (real arguments): Carlson's duplication
+* ``elliprf, elliprd, elliprj`` (real arguments): Carlson's duplication
   theorem (B. C. Carlson, "Numerical computation of real or complex elliptic
   integrals", Numer. Algorithms 10 (1995) 13-26; DLMF 19.36.i): the arguments
   are replaced by ``(x + lambda)/4``, ``lambda = sqrt(x)sqrt(y) + sqrt(y)sqrt(z)
   + sqrt(z)sqrt(x)``, until their relative spread about the mean is below
   ``2.5e-3`` (float64; float32 ``5e-2``), then the fifth-order Taylor series in
   the elementary symmetric functions is summed.  Each element stops iterating
-  on its own (values do not depend on the other elements of a call).
-  ``elliprj`` sums ``RC(1, 1 + e_m)`` in closed form (``atan``/``atanh``, a
-  series near 0); negative ``y`` in ``elliprc`` and negative ``p`` in
-  ``elliprj`` are outside the declared domain (``elliprc`` uses the Cauchy
-  principal value ``sqrt(x/(x-y)) RC(x-y, -y)``).
+  on its own (values do not depend on the other elements of a call); large
+  calls iterate in chunks of 2048 elements.  ``elliprj`` sums ``RC(1, 1 + e_m)``
+  in closed form (``atan``/``atanh``, a series near 0); negative ``p`` in
+  ``elliprj`` is outside the declared domain.
+* ``elliprc``: in closed form (``acos`` through a polynomial ``asin``, or
+  ``log1p``; see :func:`_rc_pos`); negative ``y`` gives the Cauchy principal
+  value ``sqrt(x/(x-y)) RC(x-y, -y)``.
 * ``elliprg = (z RF - (x-z)(y-z) RD / 3 + sqrt(x y / z)) / 2`` (DLMF 19.21.10)
   with ``z`` the median argument, so that all three terms are non-negative.
 * ``ellipkinc(phi, m) = s RF(c^2, 1 - m s^2, 1)`` and ``ellipeinc = s RF
@@ -22,7 +24,9 @@ Methods:
   (DLMF 19.25.5, 19.25.9).
 * ``ellipj``: the descending Landen / AGM scheme (A&S 16.4): ``a_{n+1} = (a_n +
   b_n)/2``, ``b_{n+1} = sqrt(a_n b_n)``, ``phi_N = 2^N a_N u``, then
-  ``phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2``.
+  ``phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2``, each element with
+  its own ``N`` (``c_N / a_N <= eps``), ``dn = cn / cos(phi_1 - phi_0)``; for
+  ``(1 - m) cosh(u)^2 < 1e-7`` the first order about ``m = 1`` (A&S 16.15).
 * ``agm``: the arithmetic-geometric mean iteration, a fixed number of steps
   (quadratic convergence once the ratio is near 1; enough for any ratio of
   representable numbers).
