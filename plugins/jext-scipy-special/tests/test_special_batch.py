@@ -73,7 +73,7 @@ def test_domains_match_scipy(wrapper: ScipyWrapper) -> None:
 #: groups it by cost first (``_common.partitioned``): below ``CHUNK_SIZE`` elements neither
 #: runs, so ``jext check``'s small batches never reach them.
 CHUNKED = ["stdtr", "kv", "jv", "yn", "eval_legendre", "gdtr", "binom.cdf", "smirnovi"]
-CHUNKED += ["voigt_profile", "struve"]
+CHUNKED += ["voigt_profile", "struve", "betaincinv"]
 BIG = 9001  # several chunks of 2048 and of 4096, and a ragged last one
 HEAD = 64
 
