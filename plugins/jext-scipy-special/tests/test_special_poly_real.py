@@ -32,29 +32,29 @@ def _sh_jacobi(n: Any, p: Any, q: Any, x: Any) -> Any:
 #: name -> (function, mpmath reference, argument ranges, relative tolerance)
 CASES: dict[str, tuple[Any, Any, tuple[tuple[float, float], ...], float]] = {
     # x above 1 too: see _points.
-    "legendre": (pf.eval_legendre, _legendre, ((-50.0, 50.0), (-0.95, 1.0)), 1e-12),
+    "legendre": (pf.eval_legendre, _legendre, ((-50.0, 50.0), (-1.0, 1.0)), 1e-12),
     "sh_legendre": (
         pf.eval_sh_legendre,
         lambda n, x: _legendre(n, 2 * x - 1),
-        ((-50.0, 50.0), (0.025, 1.0)),
+        ((-50.0, 50.0), (0.0, 1.0)),
         1e-12,
     ),
     "gegenbauer": (
         pf.eval_gegenbauer,
         mpmath.gegenbauer,
-        ((-0.99, 50.0), (-0.45, 10.0), (-0.8, 3.0)),
+        ((-0.99, 50.0), (-0.45, 10.0), (-1.0, 3.0)),
         1e-11,
     ),
     "jacobi": (
         pf.eval_jacobi,
         mpmath.jacobi,
-        ((-0.99, 50.0), (-0.9, 5.0), (-0.9, 5.0), (-0.9, 3.0)),
+        ((-0.99, 50.0), (-0.9, 5.0), (-0.9, 5.0), (-1.0, 3.0)),
         1e-11,
     ),
     "sh_jacobi": (
         pf.eval_sh_jacobi,
         _sh_jacobi,
-        ((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.05, 1.0)),
+        ((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.0, 1.0)),
         1e-11,
     ),
     "genlaguerre": (
@@ -73,10 +73,10 @@ CASES: dict[str, tuple[Any, Any, tuple[tuple[float, float], ...], float]] = {
 
 
 #: Points where SciPy gives nan (the poles of hyp2f1's ``c`` or of the normalisation,
-#: Laguerre's ``a <= -1``) and, for Legendre, one below the declared ``x = -0.95`` (not
-#: ported: nan, not a guess).  (column -> values) appended to each case's points.
+#: Laguerre's ``a <= -1``) and, for Legendre, one below ``x = -1`` (a complex value:
+#: nan here, SciPy's ``inf``).  (column -> values) appended to each case's points.
 NANS: dict[str, tuple[tuple[float, ...], ...]] = {
-    "legendre": ((2.5,), (-0.99,)),
+    "legendre": ((2.5,), (-1.01,)),
     "gegenbauer": ((2.5, 2.5, 2.5), (-0.5, -1.0, -1.5), (0.3, 0.3, 0.3)),
     "jacobi": ((2.5, 2.5), (-1.0, -2.0), (0.3, 0.3), (0.3, 0.3)),
     "genlaguerre": ((2.5, 2.5), (-1.0, -1.5), (0.3, 0.3)),
@@ -114,8 +114,7 @@ def test_real_degree_values_against_mpmath(name: str) -> None:
 
 
 def test_the_nan_points_are_scipy_s() -> None:
-    # The expected nans above are SciPy's (Legendre below -0.95 aside: SciPy gives a
-    # value there, inaccurate, see the docs).
+    # The expected nans above are SciPy's (Legendre below -1 aside: SciPy gives inf).
     for name, cols in NANS.items():
         fn = getattr(sc, "eval_" + name)
         got = fn(*cols)
@@ -143,4 +142,95 @@ def test_real_degree_derivative_matches_finite_differences() -> None:
             )(p, jnp.asarray(t))
             k = len(x)
             got, fd = np.asarray(slope[:k]), np.asarray(value[k : 2 * k] - value[2 * k :]) / (2 * h)
+            assert np.all(np.abs(got - fd) <= 1e-7 * np.maximum(1.0, np.abs(fd))), (fn, got, fd)
+
+
+#: Near ``x = -1`` (the connection formula about ``z = 1``, ``_poly_real._connection``):
+#: distances ``1 + x`` from 1e-1 to 1e-14 and ``x = -1`` itself, the switch-over at
+#: ``x = 0`` (``z = 1/2``) and both sides of it, and ``b = c - a - b`` of the Gauss
+#: function integer (the logarithmic case: Legendre, half-integer Gegenbauer ``g``),
+#: near an integer (1e-10, 1e-3 off) and negative.  name -> (degrees, parameter tuples).
+NEAR_X = (-1.0, -1 + 1e-14, -1 + 1e-11, -1 + 1e-8, -1 + 1e-5, -0.999, -0.97, -0.8, -1e-9)
+SWITCH_X = (-(2.0**-53), 0.0, 2.0**-53, 1e-9)
+NEAR: dict[str, tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]] = {
+    "legendre": ((0.5, 2.3, 17.6, 43.9, -7.2), ((),)),
+    "gegenbauer": (
+        (0.7, 3.4, 12.9, 38.2),
+        ((1.5,), (3.5,), (3.5 + 1e-10,), (3.5 - 1e-3,), (0.25,), (8.2,)),
+    ),
+    "jacobi": (
+        (0.6, 4.3, 21.7, 47.1),
+        ((0.3, 0.0), (1.2, 2.0), (0.4, 2.0 + 1e-10), (2.5, 1.0 - 1e-3), (0.7, -0.6), (-0.5, 4.3)),
+    ),
+}
+
+
+def _near_points(name: str) -> list[np.ndarray]:
+    degrees, params = NEAR[name]
+    rows = [(n, *p, x) for n in degrees for p in params for x in (*NEAR_X, *SWITCH_X)]
+    return [np.asarray(col, np.float64) for col in zip(*rows, strict=True)]
+
+
+@pytest.mark.parametrize("name", list(NEAR))
+def test_real_degree_near_minus_one_against_mpmath(name: str) -> None:
+    # The declared oracle (mpmath at 40 digits through SciPy's hyp2f1 definitions; at
+    # x = -1 the signed limit): finite values to the family's tolerance, with an
+    # absolute floor of 1e-14 times the size of the neighbouring degrees' values (near
+    # a zero in the degree, the recurrence's error is absolute); +-inf exactly.
+    fn, _, _, rtol = CASES[name]
+    args = _near_points(name)
+    with jax.enable_x64(True):
+        got = np.asarray(jax.jit(fn)(*args))
+        scale = np.asarray(jax.jit(fn)(args[0] + 1.0, *args[1:]))
+    want = pf._real_hyper("eval_" + name, *args)
+    finite = np.isfinite(want)
+    assert np.array_equal(got[~finite], want[~finite]), (got[~finite], want[~finite])
+    floor = 1e-14 * np.maximum(np.abs(scale[finite]), 1.0)
+    err = np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), floor / rtol)
+    worst = int(np.argmax(err))
+    assert err[worst] <= rtol, (name, float(err[worst]), [float(a[finite][worst]) for a in args])
+
+
+def test_the_limit_at_minus_one_has_the_sign_scipy_drops() -> None:
+    # SciPy returns +inf at x = -1 for every non-integer degree with b >= 0 (hyp2f1 at
+    # z = 1 with c - a - b <= 0); the function's limit there has a sign, which mpmath
+    # shows just above -1: P_2.5 tends to -inf, P_1.7 to +inf.  For b < 0 the value is
+    # finite (Gauss's sum).
+    with jax.enable_x64(True):
+        got = np.asarray(pf.eval_legendre(jnp.array([2.5, 1.7]), -1.0))
+        jac = float(pf.eval_jacobi(2.3, 1.2, -0.5, -1.0))
+    assert list(got) == [-np.inf, np.inf]
+    assert list(sc.eval_legendre([2.5, 1.7], -1.0)) == [np.inf, np.inf]
+    with mpmath.workdps(30):
+        want = mpmath.jacobi(2.3, 1.2, -0.5, -1)
+    assert abs(jac - float(want)) <= 1e-13 * abs(float(want))
+
+
+def test_real_degree_derivative_near_minus_one() -> None:
+    # d/dx from the connection formula's region (the identities evaluate it at other
+    # parameters, b + 1 included: Legendre's derivative is a Gegenbauer function with an
+    # integer b = 1); central differences with a step relative to 1 + x.  One compiled
+    # program per function.
+    cases = [
+        (pf.eval_legendre, ([7.3, -3.6, 21.4],), [-0.9999, -0.97, -0.4]),
+        (pf.eval_gegenbauer, ([5.4, 2.2, 13.1], [1.5, 0.8, 3.7]), [-0.99, -0.99999, -0.3]),
+        (
+            pf.eval_jacobi,
+            ([3.5, 9.2, 30.3], [0.4, 1.1, 2.0], [2.0, -0.4, 1.5]),
+            [-0.999, -0.9, -0.6],
+        ),
+        (pf.eval_sh_jacobi, ([3.5, 0.6], [2.5, 1.3], [0.7, 0.4]), [0.0005, 0.1]),
+    ]
+    with jax.enable_x64(True):
+        for fn, params, x in cases:
+            xs = np.asarray(x)
+            h = 1e-6 * (xs - (0.0 if fn is pf.eval_sh_jacobi else -1.0))
+            t = np.concatenate([xs, xs + h, xs - h])
+            p = tuple(jnp.asarray(np.tile(q, 3), jnp.float64) for q in params)
+            value, slope = jax.jit(
+                lambda p, t, f=fn: jax.jvp(lambda u: f(*p, u), (t,), (jnp.ones_like(t),))
+            )(p, jnp.asarray(t))
+            k = len(x)
+            got = np.asarray(slope[:k])
+            fd = np.asarray(value[k : 2 * k] - value[2 * k :]) / (2 * h)
             assert np.all(np.abs(got - fd) <= 1e-7 * np.maximum(1.0, np.abs(fd))), (fn, got, fd)

@@ -21,7 +21,8 @@ Methods (A&S 22.7, 22.18; Mason & Handscomb for Chebyshev):
   inaccurate for ``x < 0``: the checks hold the real degrees to mpmath.)
 * Legendre, Gegenbauer, Jacobi and Laguerre of non-integer degree: SciPy's
   ``hyp2f1``/``hyp1f1`` definitions, by series at the two lowest degrees and the
-  degree's recurrence (see ``_poly_real``); nan below ``x = -0.95``.
+  degree's recurrence, near ``x = -1`` from the connection formula about ``z = 1``
+  (see ``_poly_real``); nan below ``x = -1``.
 
 Derivatives in ``x`` (the degree and the parameters carry none) by the classical
 identities: ``T_n' = n U_{n-1}``, ``U_n' = 2 C^(2)_{n-1}``, ``P_n' = C^(3/2)_{n-1}``,
@@ -662,28 +663,29 @@ def eval_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Legendre polynomial ``P_n(x)``, mirroring ``scipy.special.eval_legendre``.
 
     Any real ``n`` (``P_{-n-1} = P_n``; a non-integer ``n`` by ``_poly_real``, nan
-    below ``x = -0.95``).  Differentiable in ``x``: ``C^(3/2)_{n-1}(x)``.
+    below ``x = -1``; at -1 infinite with the sign of the limit).  Differentiable in ``x``:
+    ``C^(3/2)_{n-1}(x)``.
     """
     return _LEGENDRE(n, x)
 
 
 def eval_sh_legendre(n: ArrayLike, x: ArrayLike) -> jax.Array:
     """Shifted Legendre ``P*_n(x) = P_n(2x - 1)``, mirroring ``scipy.special.eval_sh_legendre``
-    (real ``n``; nan below ``x = 0.025`` for a non-integer ``n``).  Differentiable in
+    (real ``n``; nan below ``x = 0`` for a non-integer ``n``).  Differentiable in
     ``x``."""
     return _SH_LEGENDRE(n, x)
 
 
 def eval_gegenbauer(n: ArrayLike, alpha: ArrayLike, x: ArrayLike) -> jax.Array:
     """Gegenbauer polynomial ``C^(alpha)_n(x)``, mirroring ``scipy.special.eval_gegenbauer``
-    (integer ``n``, 0 for ``n < 0``; real ``n > -1``, nan below ``x = -0.95``).
+    (integer ``n``, 0 for ``n < 0``; real ``n > -1``, nan below ``x = -1``).
     Differentiable in ``x``: ``2 alpha C^(alpha+1)_{n-1}(x)``."""
     return _GEGENBAUER(n, alpha, x)
 
 
 def eval_jacobi(n: ArrayLike, alpha: ArrayLike, beta: ArrayLike, x: ArrayLike) -> jax.Array:
     """Jacobi polynomial ``P^(alpha, beta)_n(x)``, mirroring ``scipy.special.eval_jacobi``
-    (integer ``n >= 0``; real ``n > -1``, nan below ``x = -0.95``).
+    (integer ``n >= 0``; real ``n > -1``, nan below ``x = -1``).
     Differentiable in ``x``: ``(n + alpha + beta + 1)/2 P^(alpha+1, beta+1)_{n-1}(x)``."""
     return _JACOBI(n, alpha, beta, x)
 
@@ -762,10 +764,18 @@ def _real_hyper(name: str, n: Any, *args: Any) -> Any:
 
     Not SciPy: its ``hyp2f1`` at these arguments is off by up to 1e21 relative for
     ``x < 0`` and its ``hyp1f1`` by up to 1e5 (degrees to 50).  Nan where SciPy gives
-    nan (the parameters' poles) and below ``x = -0.95`` (not ported, see ``_poly_real``).
+    nan (the parameters' poles) and below ``x = -1`` (a complex value).  At ``x = -1``
+    with ``c - a - b <= 0`` the limit: infinite with the sign of the function just
+    above -1 (SciPy returns ``+inf`` whatever the sign).
     """
     mpmath = importlib.import_module("mpmath")
     out = np.full(np.shape(n), np.nan)
+
+    def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
+        if x > -1 or c - a - b > 0:
+            return mpmath.hyp2f1(a, b, c, (1 - x) / 2)
+        return mpmath.sign(mpmath.hyp2f1(a, b, c, 1 - mpmath.mpf(10) ** -30)) * mpmath.inf
+
     with mpmath.workdps(40):
         for i in np.ndindex(out.shape):
             v, *ps = (mpmath.mpf(float(a[i])) for a in (n, *args))
@@ -774,26 +784,22 @@ def _real_hyper(name: str, n: Any, *args: Any) -> Any:
             x = ps[-1]
             if name.startswith("eval_sh_"):
                 x = 2 * x - 1
-            if "laguerre" not in name and x < -0.95:
+            if "laguerre" not in name and x < -1:
                 continue
             if name in ("eval_legendre", "eval_sh_legendre"):
-                value = mpmath.hyp2f1(-v, v + 1, 1, (1 - x) / 2)
+                value = hyp2f1(-v, v + 1, 1, x)
             elif name == "eval_gegenbauer":
                 g = ps[0]
                 if g < 0 and 2 * g == int(2 * g):
                     continue
-                value = mpmath.binomial(v + 2 * g - 1, v) * mpmath.hyp2f1(
-                    -v, v + 2 * g, g + 0.5, (1 - x) / 2
-                )
+                value = mpmath.binomial(v + 2 * g - 1, v) * hyp2f1(-v, v + 2 * g, g + 0.5, x)
             elif name in ("eval_jacobi", "eval_sh_jacobi"):
                 a, b = ps[0], ps[1]
                 if name == "eval_sh_jacobi":
                     a, b = ps[0] - ps[1], ps[1] - 1
                 if a < 0 and a == int(a):
                     continue
-                value = mpmath.binomial(v + a, v) * mpmath.hyp2f1(
-                    -v, v + a + b + 1, a + 1, (1 - x) / 2
-                )
+                value = mpmath.binomial(v + a, v) * hyp2f1(-v, v + a + b + 1, a + 1, x)
                 if name == "eval_sh_jacobi":
                     value /= mpmath.binomial(2 * v + ps[0] - 1, v)
             else:
@@ -886,7 +892,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
             _int_domain((-1.0, 1.0)),
             _int_domain((-1e-5, 1e-5)),
             _int_domain((1.0, 3.0)),
-            Domain(((-50.0, 50.0), (-0.95, 1.0))),
+            Domain(((-50.0, 50.0), (-1.0, 1.0))),
             Domain(((0.0, 50.0), (1.0, 10.0))),
         ),
         differentiable=(1,),
@@ -898,7 +904,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
     declare(
         "eval_sh_legendre",
         eval_sh_legendre,
-        domains=(_int_domain((0.0, 1.0)), Domain(((-50.0, 50.0), (0.025, 1.0)))),
+        domains=(_int_domain((0.0, 1.0)), Domain(((-50.0, 50.0), (0.0, 1.0)))),
         differentiable=(1,),
         tolerances=_ORTHO_TOL,
         dtypes=_F64,
@@ -910,7 +916,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         domains=(
             _int_domain((-0.45, 10.0), (-1.0, 1.0)),
             _int_domain((0.1, 5.0), (-1e-5, 1e-5)),
-            Domain((_REAL_N, (-0.45, 10.0), (-0.8, 3.0))),
+            Domain((_REAL_N, (-0.45, 10.0), (-1.0, 3.0))),
         ),
         differentiable=(2,),
         tolerances=_CANCEL_TOL,
@@ -923,7 +929,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         eval_jacobi,
         domains=(
             _int_domain((-0.9, 5.0), (-0.9, 5.0), (-1.0, 1.0)),
-            Domain((_REAL_N, (-0.9, 5.0), (-0.9, 5.0), (-0.9, 3.0))),
+            Domain((_REAL_N, (-0.9, 5.0), (-0.9, 5.0), (-1.0, 3.0))),
         ),
         differentiable=(3,),
         tolerances=_CANCEL_TOL,
@@ -935,7 +941,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         eval_sh_jacobi,
         domains=(
             Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.0, 1.0)), integers=(0,)),
-            Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.05, 1.0))),
+            Domain(((0.0, 30.0), (1.0, 6.0), (0.1, 1.0), (0.0, 1.0))),
         ),
         differentiable=(3,),
         tolerances=_CANCEL_TOL,

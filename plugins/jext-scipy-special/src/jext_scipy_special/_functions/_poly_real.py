@@ -20,10 +20,11 @@ Jacobi recurrence oscillate with the same size, above 1 and for Laguerre the wan
 solution dominates, so the forward recurrence is stable.  The normalising binomial is
 ``Gamma``-ratio at ``v1`` times the product of the recurrence's ratios.
 
-The series converges like ``z^k``: it is summed to ``z <= 0.975`` (``x >= -0.95``;
-``x <= 79`` through Pfaff); for ``x`` below -0.95 (where the non-integer degree's
-function grows like ``(1 + x)^-b`` or ``log(1 + x)`` towards -1) it would need the
-connection formula about ``z = 1`` (DLMF 15.8.4, 15.8.10) and gives nan here.
+The Gauss series is summed to ``z <= 1/2`` (and ``x <= 79`` through Pfaff); below
+``x = 0`` the connection formula about ``z = 1`` (DLMF 15.8.4, with its logarithmic
+case 15.8.10 as a limit, see ``_connection``) gives the two starting values, at a degree
+chosen so that the recurrence up from it is stable (see ``jacobi_type_real``).  At
+``x = -1`` the limit (Gauss's sum or a signed infinity); below -1 nan (complex).
 """
 
 from __future__ import annotations
@@ -33,13 +34,18 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+from jax import lax
 
 from ._common import iterate
 
 __all__ = ["genlaguerre_real", "jacobi_type_real", "rgamma", "steps"]
 
-#: Largest Gauss-series argument: 0.975^1600 < 1e-17.
+#: Largest Gauss-series argument after Pfaff's transformation (``x <= 79``):
+#: 0.975^1600 < 1e-17.
 Z_MAX = 0.975
+#: Above this ``z = (1 - x)/2`` (``x < 0``) the connection formula about ``z = 1`` takes
+#: over; both series then converge at least like ``0.5^k``.
+Z_SWITCH = 0.5
 _TERMS = 1700
 _TINY = 2.0**-56
 
@@ -119,16 +125,167 @@ def _split(n: jax.Array) -> tuple[jax.Array, jax.Array]:
     return n - m, m
 
 
-def jacobi_type_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
-    """``2F1(-n, n + a + b + 1; a + 1; (1 - x)/2)`` for real ``n`` (the normalised Jacobi
-    function; nan below ``x = -0.95``)."""
-    v1, m = _split(n)
+#: Stirling's series of ``ln Gamma``: ``B_2k / (2k (2k - 1))``, k = 1..6.
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360)
+#: ``_gamma_ratio`` shifts its argument up by this many steps first (arguments above
+#: -3: Stirling's series then runs at ``x >= 11``, where its seventh term is below 1e-16).
+_SHIFT = 14
+
+
+def _l1(u: jax.Array) -> jax.Array:
+    """``log1p(u) / u`` (1 at 0)."""
+    zero = u == 0.0
+    return jnp.where(zero, 1.0, jnp.log1p(u) / jnp.where(zero, 1.0, u))
+
+
+def _e1(u: jax.Array) -> jax.Array:
+    """``expm1(u) / u`` (1 at 0)."""
+    zero = u == 0.0
+    return jnp.where(zero, 1.0, jnp.expm1(u) / jnp.where(zero, 1.0, u))
+
+
+def _sinpi(u: jax.Array) -> jax.Array:
+    """``sin(pi u)``, reduced exactly first (large ``u``: ``pi u`` would round)."""
+    return jnp.sin(jnp.pi * (u - 2.0 * jnp.round(0.5 * u)))
+
+
+def _cospi(u: jax.Array) -> jax.Array:
+    """``cos(pi u)``, reduced exactly first."""
+    return jnp.cos(jnp.pi * (u - 2.0 * jnp.round(0.5 * u)))
+
+
+def _gamma_ratio(x: jax.Array, e: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``r = Gamma(x + e) / Gamma(x)`` and ``(r - 1) / e``, both to full relative accuracy
+    for any small ``e`` (0 included), for ``x > -3`` (not a pole).
+
+    ``Gamma(x + e) / Gamma(x) = prod_i (x + i) / (x + i + e)`` times the ratio at ``x +
+    14``, whose logarithm Stirling's series gives as ``e`` times a sum without
+    cancellation; each factor's ``(f - 1) / e = -1 / (x + i + e)`` is exact, so the
+    product's ``(r - 1) / e`` follows without ever dividing by ``e``."""
+    big = x + float(_SHIFT)
+    inv = 1.0 / big
+    lu = _l1(e * inv) * inv  # log1p(e / X) / e
+    # ln Gamma(X + e) - ln Gamma(X) = e * slope.
+    slope = (big - 0.5) * lu + jnp.log(big + e) - 1.0
+    for k, c in enumerate(_STIRLING, start=1):
+        p = 1.0 - 2.0 * k
+        slope = slope + c * big**p * _e1(p * e * lu) * p * lu
+    log_r = e * slope
+    r = jnp.exp(log_r)
+    t = _e1(log_r) * slope
+    for i in range(_SHIFT):
+        f = (x + float(i)) / (x + float(i) + e)
+        r, t = r * f, t * f - 1.0 / (x + float(i) + e)
+    return r, t
+
+
+def _start_gap(big_a: jax.Array, big_b: jax.Array, m: jax.Array, d: jax.Array) -> jax.Array:
+    """``(R - 1) / d`` for ``R = e_0 / f_0`` of ``_connection``, without dividing by ``d``."""
+    # R = G(A-d)/G(A) G(B-d)/G(B) G(1+m+d)/G(1+m) / G(1-d), A = -w by reflection:
+    # G(A-d)/G(A) = G(1-A)/G(1-A+d) sin(pi A)/sin(pi (A-d)).
+    r, t = _gamma_ratio(jnp.stack([1.0 - big_a, big_b, 1.0 + m, 1.0 - d]), jnp.stack([d, -d, d, d]))
+    sin_ad = _sinpi(big_a - d)
+    r_sin = _sinpi(big_a) / sin_ad
+    t_sin = jnp.pi * _cospi(big_a - 0.5 * d) * jnp.sinc(0.5 * d) / sin_ad
+    # (r1 r2 - 1)/d = t1 r2 + t2: the first ratio inverted, the second's e = -d negated.
+    big_r, t_r = 1.0 / r[0], -t[0] / r[0]
+    for r_i, t_i in ((r_sin, t_sin), (r[1], -t[1]), (r[2], t[2]), (r[3], t[3])):
+        big_r, t_r = big_r * r_i, t_r * r_i + t_i
+    return t_r
+
+
+def _connection(w: jax.Array, a: jax.Array, b: jax.Array, y: jax.Array) -> jax.Array:
+    """``2F1(-w, w + a + b + 1; a + 1; 1 - y)`` for small ``y = (1 + x)/2`` by the
+    connection formula about ``z = 1`` (DLMF 15.8.4), in a form that stays accurate as
+    ``s = c - a - b = -b`` nears an integer and at one (the logarithmic case, DLMF
+    15.8.10, as the limit of the same expressions).
+
+    With ``A = -w, B = w + a + b + 1, C = a + 1``, ``m = max(round(b), 0)``,
+    ``d = b - m``, the two series of 15.8.4 paired term by term::
+
+        F = G(C) / (G(A) G(B)) y^-b sum_{k<m} (A-b)_k (B-b)_k (-1)^k G(b-k) y^k / k!
+            + sum_j y^j ((y^-d - 1) q_j + (q_j - p_j))
+
+    where ``p_j``, ``q_j`` are the ``j``-th and ``(m + j)``-th terms of the two series
+    over ``sin(pi b)``: ``q_j - p_j`` vanishes with ``d``, and it is carried as
+    ``g_j = (e_j - f_j) / d`` with ``e = d q``, ``f = d p`` by the ratio recurrences of
+    ``e`` and ``f`` and an exact form of the difference of their ratios.  Its start
+    ``g_0 = f_0 (R - 1) / d`` with ``R = e_0 / f_0`` a product of four ``Gamma`` ratios
+    (``_gamma_ratio``).  ``w``, ``a``, ``b`` must keep ``A - b``, ``B - b`` and ``1 + b``
+    off the poles of ``Gamma`` where ``g_0`` is needed (a measure-zero set).
+    """
+    m = jnp.maximum(jnp.round(b), 0.0)
+    d = b - m
+    big_a = -w
+    big_b = w + a + b + 1.0
+    gc = jsp.gamma(a + 1.0)
+    sign = jnp.where(jnp.mod(m, 2.0) == 0.0, 1.0, -1.0)
+    k0 = sign * gc / jnp.sinc(d)
+    # The finite part and (A - b)_m (B - b)_m / m! in one loop of m steps.
+    am, bm = big_a - b, big_b - b
+
+    def finite(k: jax.Array, st: State) -> State:
+        poch, h, total = st
+        j = k - 1.0
+        poch = poch * ((am + j) * (bm + j) / k)
+        total = total + h
+        h = -h * ((am + j) * (bm + j) * y / (k * (b - k)))
+        return poch, h, total
+
+    one = jnp.ones_like(y)
+    poch, _, total = steps(finite, (one, jsp.gamma(jnp.where(m > 0.0, b, 1.0)) * one, 0.0 * one), m)
+    ra, rb = rgamma(big_a), rgamma(big_b)
+    lny = jnp.log(jnp.where(y > 0.0, y, 1.0))
+    head = jnp.where(m > 0.0, gc * ra * rb * jnp.exp(-b * lny) * total, 0.0)
+    e0 = k0 * poch * ra * rb * rgamma(1.0 - d)
+    f0 = k0 * rgamma(am) * rgamma(bm) * rgamma(1.0 + b)
+    t_r = _start_gap(big_a, big_b, m, d)
+    g0 = jnp.where(f0 == 0.0, e0 / d, f0 * t_r)
+    log_term = _e1(-d * lny) * -lny  # (y^-d - 1) / d
+    # Far from an integer b the plain difference (y^-d e - f) / d loses less: with
+    # b < 0 and y small, y^-d e is negligible and both parts of the paired form are not.
+    paired = jnp.abs(d) < 0.25
+    y_d = jnp.exp(-d * lny)
+    inv_d = 1.0 / jnp.where(paired, 1.0, d)
+
+    def term(e: jax.Array, f: jax.Array, g: jax.Array) -> jax.Array:
+        return jnp.where(paired, log_term * e + g, (y_d * e - f) * inv_d)
+
+    def step(_: jax.Array, st: State) -> State:
+        j, e, f, g, total = st
+        al, be, p, q = big_a + j, big_b + j, j + 1.0, m + j + 1.0
+        den = q * (p - d) * p * (q + d)
+        r_q = (al - d) * (be - d) * p * (q + d) / den * y
+        r_p = al * be * q * (p - d) / den * y
+        gap = (
+            al * be * (p + q) - (al + be) * p * q + d * (p * q - (al + be) * p) + d * d * p
+        ) / den
+        g = g * r_q + f * gap * y
+        e, f = e * r_q, f * r_p
+        total = total + term(e, f, g)
+        return j + 1.0, e, f, g, total
+
+    def done(st: State) -> jax.Array:
+        j, e, f, g, total = st
+        al, be = big_a + j, big_b + j
+        # Past the sign change of B + j and the terms' peak: from a term ratio below 1
+        # on, every later ratio is below 1 too.
+        past = (j > 1.0 - big_b) & (jnp.abs(al * be) * y < (j + 1.0) * (m + j + 1.0))
+        small = jnp.abs(term(e, f, g)) <= _TINY * (1.0 - y) * jnp.abs(total)
+        return (past & small) | ~jnp.isfinite(total)
+
+    zero = 0.0 * one
+    start: State = (zero, e0, f0, g0, term(e0, f0, g0))
+    _, _, _, _, series = iterate(step, start, done, _TERMS, y.dtype)
+    return head + series
+
+
+def _direct(v1: jax.Array, a: jax.Array, b: jax.Array, z: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``F(v1 - 1)`` and ``F(v1) - F(v1 - 1)`` by the Gauss series at ``z`` (Pfaff's form
+    for ``z < 0``)."""
     s = a + b + 1.0
-    z = 0.5 - 0.5 * x
     neg = z < 0.0
     w = jnp.where(neg, z / (z - 1.0), z)
-    ok = (w <= Z_MAX) & jnp.isfinite(w)
-    w = jnp.where(ok, w, 0.0)
     # Pfaff for z < 0: (1 - z)^v 2F1(-v, a + 1 - v - s; a + 1; w).
     s0, s1 = _two_series(
         1.0 - v1,
@@ -136,12 +293,58 @@ def jacobi_type_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> 
         jnp.where(neg, a + 2.0 - v1 - s, v1 - 1.0 + s),
         jnp.where(neg, a + 1.0 - v1 - s, v1 + s),
         a + 1.0,
-        jnp.where(neg, w, z),
+        w,
     )
     # Above x = 1 (Pfaff's factors) the function dominates: the plain difference will do.
     f0 = jnp.where(neg, (1.0 + s0) * (1.0 - z) ** (v1 - 1.0), 1.0 + s0)
     f1 = jnp.where(neg, (1.0 + s1) * (1.0 - z) ** v1, 1.0 + s1)
-    d1 = jnp.where(neg, f1 - f0, s1 - s0)
+    return f1, jnp.where(neg, f1 - f0, s1 - s0)
+
+
+def _at_minus_one(n: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
+    """``F(n)`` at ``x = -1``: Gauss's sum ``G(a+1) G(-b) / (G(a+1+n) G(-n-b))`` for
+    ``b < 0``, else infinite with the sign of the ``y^-b`` (or ``log y``) term's
+    coefficient ``1 / (G(-n) G(n+a+b+1))``."""
+    gauss = jsp.gamma(a + 1.0) * jsp.gamma(jnp.where(b < 0.0, -b, 0.5)) * rgamma(a + 1.0 + n)
+    gauss = gauss * rgamma(-n - b)
+    lead = rgamma(-n) * rgamma(n + a + b + 1.0)
+    return jnp.where(b < 0.0, gauss, jnp.where(lead == 0.0, jnp.nan, lead * jnp.inf))
+
+
+def jacobi_type_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    """``2F1(-n, n + a + b + 1; a + 1; (1 - x)/2)`` for real ``n`` (the normalised Jacobi
+    function) on ``x >= -1`` (nan below)."""
+    v1, m = _split(n)
+    z = 0.5 - 0.5 * x
+    y = 0.5 + 0.5 * x  # exact: not 1 - z
+    near = z > Z_SWITCH  # x near -1: the connection formula about z = 1
+    far = jnp.where(z < 0.0, z / (z - 1.0) <= Z_MAX, True) & jnp.isfinite(z)
+    ok = far & (z <= 1.0)
+    # Near -1 the recurrence starts at the highest degree v0 = v1 + k0 with
+    # t = 2 (v0 + (a + b + 1)/2) sqrt(y) <= max(b, 2).  Near -1 the function behaves like
+    # a Bessel function of order b in t (DLMF 18.15.2): below t = b its y^-b part (the
+    # Y_b-like one) dominates and its regular part (J_b-like) grows faster with the
+    # degree, so that starting lower would amplify the start's rounding by about
+    # (t1 / b)^-2b; from t = b on both parts are alike.
+    reach = 0.5 * jnp.maximum(b, 2.0) * lax.rsqrt(jnp.where(near & ok, y, 1.0))
+    reach = jnp.floor(reach - 0.5 * (a + b + 1.0) - v1)
+    k0 = jnp.where(near & ok, jnp.clip(reach, 0.0, m), 0.0)
+    v0 = v1 + k0
+
+    def direct() -> tuple[jax.Array, jax.Array]:
+        return _direct(v1, a, b, jnp.where(near | ~ok, 0.0, z))
+
+    def connection() -> tuple[jax.Array, jax.Array]:
+        w = jnp.stack([v0 - 1.0, v0])
+        y_in = jnp.where(near & ok, y, 0.0)
+        both = _connection(w, *(jnp.broadcast_to(u, w.shape) for u in (a, b, y_in)))
+        return both[1], both[1] - both[0]
+
+    skip = (jnp.zeros_like(z), jnp.zeros_like(z))
+    f_dir, d_dir = lax.cond(jnp.all(near), lambda: skip, direct)
+    f_con, d_con = lax.cond(jnp.any(near & ok), connection, lambda: skip)
+    f1 = jnp.where(near, f_con, f_dir)
+    d1 = jnp.where(near, d_con, d_dir)
     sig = a + b
     xm1 = x - 1.0
 
@@ -149,14 +352,15 @@ def jacobi_type_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> 
         # The increment form of DLMF 18.9.2 divided by binom(v + a, v) (as SciPy's
         # integer recurrence): d_{v+1} = F_{v+1} - F_v from d_v = F_v - F_{v-1}.
         p, d = st
-        v = v1 + k - 1.0
+        v = v0 + k - 1.0
         t = 2.0 * v + sig
         d = (t * (t + 1.0) * (t + 2.0) * xm1 * p + 2.0 * v * (v + b) * (t + 2.0) * d) / (
             2.0 * (v + a + 1.0) * (v + sig + 1.0) * t
         )
         return p + d, d
 
-    out, _ = steps(step, (f1, d1), m)
+    out, _ = steps(step, (f1, d1), jnp.where(z < 1.0, m - k0, 0.0))
+    out = jnp.where(z == 1.0, _at_minus_one(n, a, b), out)
     return jnp.where(ok, out, jnp.nan)
 
 
