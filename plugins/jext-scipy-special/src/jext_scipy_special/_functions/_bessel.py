@@ -23,6 +23,8 @@ so derivatives of every order are available without re-evaluation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -34,7 +36,6 @@ from ._common import (
     entry_point,
     eps_of,
     is_double,
-    iterate,
     nondiff,
     partitioned,
     polyval,
@@ -43,7 +44,7 @@ from ._common import (
     tiny_of,
 )
 
-__all__ = ["asym_region", "hankel_sums", "kv", "kve"]
+__all__ = ["asym_region", "hankel_sums", "iterate_kept", "kv", "kve"]
 
 _X_TEMME = 2.0
 #: Largest ``|v|`` handled (the recurrence runs up to ``round(|v|)`` steps,
@@ -99,6 +100,45 @@ def hankel_sums(nu: jax.Array, x: jax.Array) -> tuple[jax.Array, ...]:
         t = t * (m - float((2 * k - 1) ** 2)) * (r * (1.0 / k))
         sums[k % 4] = sums[k % 4] + t
     return tuple(sums)
+
+
+State = TypeVar("State", bound=tuple[jax.Array, ...])
+
+
+def iterate_kept(
+    step: Callable[[jax.Array, State], State],
+    state: State,
+    keep: tuple[int, ...],
+    max_iter: int,
+    unroll: int = 4,
+) -> State:
+    """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until every element's done
+    flag (the last leaf, which ``step`` must keep set once set) holds, or ``max_iter``
+    (rounded up to a multiple of ``unroll``) steps.
+
+    Unlike :func:`._common.iterate`, only the leaves listed in ``keep`` (the results) are
+    frozen from the step at which an element is done: the others run on with the chunk
+    (they may overflow; nothing reads them), which saves a ``select`` per leaf and step.
+    An element's kept leaves still do not depend on the rest of its batch.
+    """
+    dtype = state[0].dtype
+
+    def body(carry: tuple[jax.Array, State]) -> tuple[jax.Array, State]:
+        i, st = carry
+        for k in range(unroll):
+            new = step(i + float(k), st)
+            done = st[-1]
+            st = type(st)(
+                jnp.where(done, old, nxt) if j in keep else nxt
+                for j, (old, nxt) in enumerate(zip(st, new, strict=True))
+            )
+        return i + float(unroll), st
+
+    def cond(carry: tuple[jax.Array, State]) -> jax.Array:
+        i, st = carry
+        return (i <= max_iter) & ~jnp.all(st[-1])
+
+    return lax.while_loop(cond, body, (jnp.asarray(1.0, dtype), state))[1]
 
 
 def _sinhc(s: jax.Array) -> jax.Array:
@@ -161,26 +201,23 @@ def _steed_cf2(mu: jax.Array, x: jax.Array) -> Pair:
         a = a - 2.0 * i
         c = -a * c * (1.0 / (i + 1.0))
         qnew = (q1 - b * q2) / a
-        # Converged elements keep iterating with the chunk, but their sums are
-        # frozen: for large x the unused Q_k / c_k grow and would overflow.
-        q = jnp.where(done, q, q + c * qnew)
+        q = q + c * qnew
         b = b + 2.0
         d = 1.0 / (b + a * d)
-        delh = jnp.where(done, 0.0, (b * d - 1.0) * delh)
+        delh = (b * d - 1.0) * delh
         h = h + delh
         dels = q * delh
         s_new = s + dels
         done = done | (jnp.abs(dels) <= eps * jnp.abs(s_new))
         return a, b, c, d, delh, h, q, q2, qnew, s_new, done
 
-    def converged(st: _SteedState) -> jax.Array:
-        return st[10]
-
     one = jnp.ones_like(x)
     init: _SteedState = (
         -a1, b, a1, d, d, d, a1, jnp.zeros_like(x), one, 1.0 + a1 * d, jnp.zeros(x.shape, bool)
     )  # fmt: skip
-    out = iterate(step, init, converged, max_iter, x.dtype)
+    # Only h and s are frozen once an element is done: its Q_k / c_k run on with the
+    # chunk and, for large x, overflow unread.
+    out = iterate_kept(step, init, (5, 9), max_iter)
     h, s = out[5], out[9]
     k0 = jnp.sqrt(math.pi / (2.0 * x)) / s
     k1 = k0 * (mu + x + 0.5 - a1 * h) / x

@@ -32,7 +32,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._bessel import MAX_ORDER, _kv_pair_kernel, asym_region, hankel_sums
+from ._bessel import MAX_ORDER, _kv_pair_kernel, asym_region, hankel_sums, iterate_kept
 from ._bessel_jy import sin_pi as _sin_pi
 from ._bessel_k01 import k01_pos
 from ._common import (
@@ -40,7 +40,6 @@ from ._common import (
     entry_point,
     eps_of,
     is_double,
-    iterate,
     nondiff,
     partitioned,
     rgamma1p_small,
@@ -64,20 +63,17 @@ def _cf1(v: jax.Array, x: jax.Array) -> jax.Array:
         return jnp.where(jnp.abs(t) < tiny, tiny, t)
 
     def step(i: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        c, d, f, _ = st
+        c, d, f, done = st
         b = 2.0 * (v + i + 1.0) * rx  # the i-th step adds b_{i+1}
         d = 1.0 / clamp(b + d)
         c = clamp(b + 1.0 / c)
         delta = c * d
-        return c, d, f * delta, delta
-
-    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
-        return jnp.abs(st[3] - 1.0) <= 2.0 * eps
+        return c, d, f * delta, done | (jnp.abs(delta - 1.0) <= 2.0 * eps)
 
     # I_{v+1}/I_v = 1/F with F = b_1 + 1/(b_2 + 1/(b_3 + ...)), b_k = 2 (v + k) / x.
     b1 = 2.0 * (v + 1.0) * rx
-    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
-    big_f = iterate(step, init, converged, _CF1_CAP, x.dtype)[2]
+    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros(x.shape, bool))
+    big_f = iterate_kept(step, init, (2,), _CF1_CAP)[2]
     return 1.0 / big_f
 
 
