@@ -408,8 +408,9 @@ def kv(v: ArrayLike, z: ArrayLike) -> jax.Array:
     finite ``v``; otherwise ``z < 0``, nan arguments and ``|v| = inf`` give nan.
     ``|v| > 1e6`` gives nan (unsupported here; SciPy returns values there).
     Unlike SciPy (AMOS), results are not flushed to 0 for ``z`` above ~705
-    while still representable; the cost grows with ``|v|`` (forward recurrence
-    over ``round(|v|)`` orders, cut short once the values overflow).
+    while still representable; outside Hankel's expansion's region (``z >= 25``,
+    ``(|v| + 1)**2 <= 4 z``) the cost grows with ``|v|`` (forward recurrence over
+    ``round(|v|)`` orders, cut short once the values overflow).
 
     Accuracy (vs SciPy, ``v`` uniform in [-20, 20] with some integer and
     half-integer orders, ``z`` uniform in (0, 100] plus log-uniform in

@@ -7,7 +7,12 @@ Method for ``I_v(x)``, ``v >= 0``, ``x > 0`` (Temme 1975; Numerical Recipes'
 on its own; about ``x`` terms), then the Wronskian
 ``I_v K_{v+1} + I_{v+1} K_v = 1/x`` with the exponentially scaled pair
 ``(e^x K_v, e^x K_{v+1})`` of :mod:`._bessel`, which gives ``e^-x I_v``
-directly: ``ive = 1 / (x (kve_{v+1} + f kve_v))``.  Negative orders:
+directly: ``ive = 1 / (x (kve_{v+1} + f kve_v))``.  Two loop-free methods take over
+where they are accurate: Hankel's asymptotic expansion ``e^-x I_nu(x) sqrt(2 pi x) ~
+sum_k (-1)^k a_k(nu) / x^k`` for ``x >= 25``, ``(nu + 1)^2 <= 4 x`` (12 in float32; it
+gives ``kve`` too, :func:`._bessel.hankel_sums`), and the power series for ``v >= 0`` (or
+integer), ``nu <= 30``, ``x^2/4 <= nu + 1``.  Elements are grouped by method and cost
+(``partitioned``).  Negative orders:
 ``I_{-v} = I_v + (2/pi) sin(pi v) K_v``; negative ``x``: ``(-1)^v I_v(|x|)``
 for integer ``v`` (nan otherwise), like SciPy.
 
@@ -235,10 +240,11 @@ def iv(v: ArrayLike, z: ArrayLike) -> jax.Array:
     """Modified Bessel function of the first kind ``I_v(z)`` of real order, mirroring
     ``scipy.special.iv`` for real ``z``.
 
-    Domain (checked): ``|v| <= 20``, ``|z| <= 500``; the cost grows with ``|z|``
-    (continued fraction of ~``|z|`` terms) and with ``|v|`` (``kv``'s
-    recurrence).  ``z < 0`` with non-integer ``v`` and ``z = +-inf`` give nan
-    like SciPy.  Differentiable in ``z``: ``(I_{v-1} + I_{v+1}) / 2``.
+    Domain (checked): ``|v| <= 20``, ``|z| <= 500``; outside the loop-free regions
+    (large ``|z|`` against ``v**2``, small ``|z|``) the cost grows with ``|z|``
+    (continued fraction of ~``|z|`` terms) and with ``|v|`` (``kv``'s recurrence).
+    ``z < 0`` with non-integer ``v`` and ``z = +-inf`` give nan like SciPy.
+    Differentiable in ``z``: ``(I_{v-1} + I_{v+1}) / 2``.
     """
     return _IV(v, z)
 
