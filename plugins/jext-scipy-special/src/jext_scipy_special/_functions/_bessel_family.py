@@ -129,7 +129,7 @@ def _ive_pos(v: jax.Array, nu: jax.Array, x: jax.Array) -> tuple[jax.Array]:
     root = jnp.sqrt(2.0 * math.pi * x)
     ive_a = ((s0 - s1) + (s2 - s3)) / root
     kve_a = (math.pi / root) * (((s0 + s1) + s2) + s3)
-    ive_s = lax.cond(
+    ive_s: jax.Array = lax.cond(
         jnp.any(series), lambda: _series_ive(nu, jnp.where(series, x, 1.0)), lambda: zero
     )
     # Elsewhere x = 50, nu = 0: the pair needs no recurrence and few CF2 steps.
@@ -139,7 +139,7 @@ def _ive_pos(v: jax.Array, nu: jax.Array, x: jax.Array) -> tuple[jax.Array]:
     )
     # CF1 takes about x steps: 1 elsewhere, so it ends with this chunk's own elements.
     xf = jnp.where(cf1, x, 1.0)
-    f = lax.cond(jnp.any(cf1), lambda: _cf1(jnp.where(cf1, nu, 0.0), xf), lambda: zero)
+    f: jax.Array = lax.cond(jnp.any(cf1), lambda: _cf1(jnp.where(cf1, nu, 0.0), xf), lambda: zero)
     ive_c = 1.0 / (xk * (k1 + f * k0))
     ive = jnp.where(asym, ive_a, jnp.where(series, ive_s, ive_c))
     # I_{-v} = I_v + (2/pi) sin(pi v) K_v, scaled: K_v e^-x = kve e^-2x.
