@@ -233,6 +233,7 @@ def _csv(value: str) -> list[str]:
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from jext.testing._api import KIND_CHECKS, run_checks
+    from jext.testing._cache import ENV_NO_CACHE, compilation_cache_in, default_cache_dir
     from jext.testing._report import CheckResult, format_table
 
     err = sys.stderr
@@ -241,7 +242,11 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         # Progress goes to stderr so that --json output stays one clean object.
         print(f"  {name}: {result.check} {result.status}", file=err, flush=True)
 
-    with warnings.catch_warnings():
+    # Compiling is most of a check's time: programs compiled by an earlier run are read back.
+    cache: Path | None = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    if args.no_cache or (not args.cache_dir and env_flag(os.environ.get(ENV_NO_CACHE))):
+        cache = None
+    with warnings.catch_warnings(), compilation_cache_in(cache):
         warnings.simplefilter("ignore")  # broken plugins are reported as failures below
         try:
             reports = run_checks(
@@ -332,6 +337,17 @@ def _parser() -> argparse.ArgumentParser:
         help="hold jax.scipy's own functions to SciPy instead, and report where they disagree",
     )
     p_check.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p_check.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep compiled programs in DIR for later runs "
+        "(default: $JEXT_CACHE_DIR, else $XDG_CACHE_HOME/jext or ~/.cache/jext)",
+    )
+    p_check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile everything afresh and keep nothing (also: JEXT_NO_CACHE=1)",
+    )
     p_check.set_defaults(run=_cmd_check)
     p_stub = sub.add_parser(
         "stubgen", help="write a partial stub package typing the installed plugins' names"

@@ -43,6 +43,7 @@ __all__ = [
     "Primitive",
     "Zero",
     "apply_primitive",
+    "config_value",
     "instantiate_zeros",
     "is_abstract_value",
     "is_symbolic_zero",
@@ -58,6 +59,7 @@ __all__ = [
     "register_jvp",
     "register_lowering",
     "register_transpose",
+    "set_config",
     "shaped_array",
     "tangent_dtype",
     "trace_to_jaxpr",
@@ -79,6 +81,16 @@ Zero: Final = ad.Zero
 
 #: The concrete platforms JAX lowers for, in the order jext reports them.
 PLATFORMS: Final = ("cpu", "cuda", "rocm", "tpu")
+
+
+def config_value(name: str) -> Any:
+    """JAX's setting ``name`` (``jax.config`` types none of its attributes)."""
+    return getattr(jax.config, name)
+
+
+def set_config(name: str, value: Any) -> None:
+    """Change JAX's setting ``name`` (``jax.config.update`` is untyped)."""
+    jax.config.update(name, value)  # type: ignore[no-untyped-call]
 
 
 def make_primitive(name: str) -> Primitive:

@@ -50,8 +50,11 @@ def catalog_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_python(code: str, site: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a fresh interpreter with ``site`` first on its path, no JEXT_* set."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("JEXT_")}
+    """Run ``code`` in a fresh interpreter with ``site`` first on its path, no JEXT_* set
+    (but JEXT_NO_CACHE, which keeps the suite's ``jext check`` runs out of the user's cache)."""
+    full_env = {
+        k: v for k, v in os.environ.items() if not k.startswith("JEXT_") or k == "JEXT_NO_CACHE"
+    }
     full_env.update(env, PYTHONPATH=os.pathsep.join([str(site), *sys.path]))
     return subprocess.run(
         [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, check=False

@@ -30,16 +30,31 @@ Derivative in ``x``: the beta density ``x^(a-1) y^(b-1) / B(a, b)``.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from ._common import is_double, iterate, log1pmx, stirling_corr, tiny_of
+from ._common import (
+    is_double,
+    iterate,
+    log1pmx,
+    partitioned,
+    rgamma1p_small,
+    stirling_corr,
+    tiny_of,
+)
 from ._erf import ndtri
-from ._gamma import log_gamma1p
 from ._t import betainc_cf
 
-__all__ = ["beta_density", "beta_inv", "beta_pq", "log_beta_prefactor"]
+__all__ = [
+    "BetaConst",
+    "beta_const",
+    "beta_density",
+    "beta_inv",
+    "beta_pq",
+    "log_beta_prefactor",
+]
 
 _BIG = 10.0  # Stirling forms for parameters >= _BIG
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -49,9 +64,16 @@ _MAX_STEP = 10.0  # largest step in log x
 _Pair = tuple[jax.Array, jax.Array]
 
 
-def _lgamma(z: jax.Array) -> jax.Array:
-    """``log Gamma(z)`` for ``0 < z``, to a small absolute error (``log Gamma(1+z) - log z``)."""
-    return log_gamma1p(z) - jnp.log(z)
+def _lgamma_small(z: jax.Array) -> jax.Array:
+    """``log Gamma(z)`` for ``0 < z < 10`` with a small absolute error, in one ``log``:
+    ``Gamma(z) = Gamma(1+f) (f+1) ... (f+n-1)`` with ``n = round(z)``, ``f = z - n``
+    (``Gamma(1+z) / z`` for ``n = 0``) and ``1/Gamma(1+f)`` from its Taylor series."""
+    n = jnp.round(z)
+    f = z - n
+    prod = jnp.where(n >= 1.0, 1.0, 1.0 / z)
+    for j in range(1, int(_BIG)):
+        prod = jnp.where(n > j, prod * (f + j), prod)
+    return jnp.log(prod / rgamma1p_small(f))
 
 
 def _phi(r: jax.Array, num: jax.Array, den: jax.Array) -> jax.Array:
@@ -61,57 +83,112 @@ def _phi(r: jax.Array, num: jax.Array, den: jax.Array) -> jax.Array:
     return jnp.where(near, log1pmx(num / den), jnp.log(r) - r + 1.0)
 
 
-def log_beta_prefactor(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
-    """``log(x^a y^b / B(a, b))`` for ``0 < a, b < inf``, ``0 < x, y``, ``x + y = 1``."""
+class BetaConst(NamedTuple):
+    """The parts of ``log(x^a y^b / B(a, b))`` that do not depend on ``x`` (see
+    :func:`beta_const`), so that an iteration in ``x`` computes them once."""
+
+    c: jax.Array  # the x-free sum of the element's form
+    lp: jax.Array  # one small parameter s, one large L: log1p(s / L)
+    sum_: jax.Array  # a + b
+
+
+def beta_const(a: jax.Array, b: jax.Array) -> BetaConst:
+    """The ``x``-free parts of :func:`log_beta_prefactor` for ``0 < a, b < inf``
+    (symmetric in ``a`` and ``b``)."""
+    big_a = a >= _BIG
+    big_b = b >= _BIG
+    s_ab = a + b
+    small_ab = s_ab < _BIG
+    # lgamma of the parameters below _BIG, the Stirling remainder of those above.
+    lg_a = _lgamma_small(jnp.where(big_a, 1.0, a))
+    lg_b = _lgamma_small(jnp.where(big_b, 1.0, b))
+    lg_ab = _lgamma_small(jnp.where(small_ab, s_ab, 1.0))
+    st_a = stirling_corr(jnp.where(big_a, a, _BIG))
+    st_b = stirling_corr(jnp.where(big_b, b, _BIG))
+    st_ab = stirling_corr(jnp.where(small_ab, _BIG, s_ab))
+    log_ab = jnp.log(s_ab)
+    # Both large.
+    both = 0.5 * (jnp.log(a) + jnp.log(b) - log_ab - _LOG_2PI) + (st_ab - st_a - st_b)
+    # One large (L), one small (s): log Gamma(L+s) - log Gamma(L) by a Stirling difference.
+    small = jnp.where(big_a, b, a)
+    lp = jnp.log1p(small / jnp.where(big_a, a, b))
+    mixed = -small - 0.5 * lp + (st_ab - jnp.where(big_a, st_a, st_b))
+    mixed = mixed - jnp.where(big_a, lg_b, lg_a)
+    # Both small (a + b may be large).
+    lg_sum = jnp.where(small_ab, lg_ab, (s_ab - 0.5) * log_ab - s_ab + 0.5 * _LOG_2PI + st_ab)
+    none = lg_sum - lg_a - lg_b
+    c = jnp.where(big_a & big_b, both, jnp.where(big_a | big_b, mixed, none))
+    return BetaConst(c, lp, s_ab)
+
+
+def log_beta_prefactor(
+    a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array, k: BetaConst | None = None
+) -> jax.Array:
+    """``log(x^a y^b / B(a, b))`` for ``0 < a, b < inf``, ``0 < x, y``, ``x + y = 1``;
+    ``k = beta_const(a, b)`` (formed here unless given)."""
+    k = beta_const(a, b) if k is None else k
     # log1p(-v) only for small v: XLA's CPU log1p is ~100 ulp off on (-1/2, -0.3).
     lx = jnp.where(y < 0.25, jnp.log1p(-y), jnp.log(x))
     ly = jnp.where(x < 0.25, jnp.log1p(-x), jnp.log(y))
     big_a = a >= _BIG
     big_b = b >= _BIG
-    # Both large.
-    ab = jnp.where(big_a & big_b, a, _BIG)
-    bb = jnp.where(big_a & big_b, b, _BIG)
+    # Both large: a phi(x (a+b)/a) + b phi(y (a+b)/b).
+    both_ = big_a & big_b
+    ab = jnp.where(both_, a, _BIG)
+    bb = jnp.where(both_, b, _BIG)
     sb = ab + bb
     diff = bb * x - ab * y  # x (a+b) - a, exact in the centre
-    both = (
-        ab * _phi(x * sb / ab, diff, ab)
-        + bb * _phi(y * sb / bb, -diff, bb)
-        + 0.5 * (jnp.log(ab) + jnp.log(bb) - jnp.log(sb) - _LOG_2PI)
-        + (stirling_corr(sb) - stirling_corr(ab) - stirling_corr(bb))
-    )
-    # One large (L, paired with l_big) and one small (s, paired with l_small).
-    mixed = big_a ^ big_b
-    large = jnp.where(mixed, jnp.where(big_a, a, b), _BIG)
-    small = jnp.where(mixed, jnp.where(big_a, b, a), 1.0)
+    both = ab * _phi(x * sb / ab, diff, ab) + bb * _phi(y * sb / bb, -diff, bb)
+    # One large (L, paired with log of its variable), one small (s, with variable v).
+    large = jnp.where(big_a, a, b)
+    small = jnp.where(big_a, b, a)
     l_large = jnp.where(big_a, lx, ly)
     v_small = jnp.where(big_a, y, x)
-    one = (
-        large * (l_large + jnp.log1p(small / large))
-        - small
-        - 0.5 * jnp.log1p(small / large)
-        + small * jnp.log(v_small * (large + small))
-        + (stirling_corr(large + small) - stirling_corr(large))
-        - _lgamma(small)
-    )
+    mixed = large * (l_large + k.lp) + small * jnp.log(v_small * k.sum_)
     # Both small.
-    sa = jnp.where(big_a | big_b, 1.0, a)
-    sb2 = jnp.where(big_a | big_b, 1.0, b)
-    none = sa * lx + sb2 * ly + _lgamma(sa + sb2) - _lgamma(sa) - _lgamma(sb2)
-    return jnp.where(big_a & big_b, both, jnp.where(mixed, one, none))
+    none = a * lx + b * ly
+    xpart = jnp.where(both_, both, jnp.where(big_a | big_b, mixed, none))
+    return xpart + k.c
 
 
-def _pq_core(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
-    """``(I_x(a, b), 1 - I_x(a, b))`` for ``0 < a, b < inf`` and ``0 < x, y < 1``."""
+def _pq_core(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array, pre: jax.Array) -> _Pair:
+    """``(I_x(a, b), 1 - I_x(a, b))`` for ``0 < a, b < inf`` and ``0 < x, y < 1``, given
+    the prefactor ``pre = x^a y^b / B(a, b)``."""
     swap = x > (a + 1.0) / (a + b + 2.0)
     pa = jnp.where(swap, b, a)
     pb = jnp.where(swap, a, b)
     px = jnp.where(swap, y, x)
     py = jnp.where(swap, x, y)
     cap = _CF_CAP[0] if is_double(x) else _CF_CAP[1]
-    f = betainc_cf(pa, pb, px, py, max_iter=cap)
-    val = jnp.exp(log_beta_prefactor(pa, pb, px, py)) / f
+    val = pre / betainc_cf(pa, pb, px, py, max_iter=cap)
     comp = 1.0 - val
     return jnp.where(swap, comp, val), jnp.where(swap, val, comp)
+
+
+#: Predicted continued-fraction lengths that separate the cost classes of ``beta_pq``.
+_CF_EDGES = (5.0, 8.0, 12.0, 18.0, 27.0)
+
+
+def _cf_class(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Cost class for ``partitioned``: the fraction's length, fitted on the bench domains
+    (``a, b`` up to 1e3, the binomial and F rows) as ``3.2 + 6.0 r + 1.9 r s - 0.7 s
+    + 0.5 log1p(s)`` with ``r = x (a+b+2)/(a+1) <= 1`` and ``s = sqrt(b x)`` in the
+    frame the fraction runs in."""
+    swap = x > (a + 1.0) / (a + b + 2.0)
+    pa = jnp.where(swap, b, a)
+    pb = jnp.where(swap, a, b)
+    px = jnp.where(swap, y, x)
+    r = px * (pa + pb + 2.0) / (pa + 1.0)
+    s = jnp.sqrt(pb * px)
+    n = 3.2 + 6.0 * r + 1.9 * r * s - 0.7 * s + 0.5 * jnp.log1p(s)
+    cls = jnp.zeros(n.shape, jnp.int32)
+    for edge in _CF_EDGES:
+        cls = cls + (n > edge).astype(jnp.int32)
+    return cls
+
+
+def _pq_inner(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
+    return _pq_core(a, b, x, y, jnp.exp(log_beta_prefactor(a, b, x, y)))
 
 
 def beta_pq(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array | None = None) -> _Pair:
@@ -125,12 +202,14 @@ def beta_pq(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array | None = None
     """
     y = 1.0 - x if y is None else y
     inner = (a > 0.0) & (b > 0.0) & (a < jnp.inf) & (b < jnp.inf) & (x > 0.0) & (x < 1.0)
-    p, q = _pq_core(
+    args = (
         jnp.where(inner, a, 1.0),
         jnp.where(inner, b, 1.0),
         jnp.where(inner, x, 0.5),
         jnp.where(inner, y, 0.5),
     )
+    # Grouped by the fraction's length: its loop runs until a chunk's slowest element.
+    p, q = partitioned(_pq_inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
     to_one = ((a == 0.0) | (b == jnp.inf)) & (x > 0.0)
     to_zero = ((b == 0.0) | (a == jnp.inf)) & (x < 1.0)
     p = jnp.where(to_one, 1.0, jnp.where(to_zero, 0.0, p))
@@ -204,15 +283,17 @@ def _halley(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array, x0: jax.Arra
     lower = p <= q
     target = jnp.log(jnp.where(lower, p, q))
     smax = math.log1p(-(2.0**-52 if double else 2.0**-23))
+    k = beta_const(a, b)  # the same at every step
 
     def step(_: jax.Array, st: _Pair) -> _Pair:
         s, _ = st
         x = jnp.exp(s)
         y = -jnp.expm1(s)
-        i, ic = _pq_core(a, b, x, y)
+        pre = jnp.exp(log_beta_prefactor(a, b, x, y, k))
+        i, ic = _pq_core(a, b, x, y, pre)
         val = jnp.where(lower, i, ic)
         g = jnp.log(val) - target
-        xf = jnp.exp(log_beta_prefactor(a, b, x, y)) / y  # x * density
+        xf = pre / y  # x * density
         d1 = jnp.where(lower, xf / val, -xf / val)
         d2 = d1 * (a - (b - 1.0) * x / y - d1)
         c = jnp.clip(g * d2 / (2.0 * d1 * d1), -0.5, 0.5)
@@ -228,14 +309,22 @@ def _halley(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array, x0: jax.Arra
 
     cap = _HALLEY_CAP[0] if double else _HALLEY_CAP[1]
     s0 = jnp.log(x0)
-    # One more step after the tolerance is met: Halley's error is then ~tol^3.
+    # Stops once a step is below tol: the error left after that step is ~tol^3 (Halley's
+    # order), far below the rounding of I_x, so no further step changes the root.
     s, _ = iterate(step, (s0, jnp.ones_like(s0)), converged, cap, p.dtype, unroll=1)
-    return step(jnp.zeros_like(s), (s, s))[0]
+    return s
 
 
-def beta_inv(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> _Pair:
+def beta_inv(
+    a: jax.Array,
+    b: jax.Array,
+    p: jax.Array,
+    q: jax.Array,
+    start: tuple[jax.Array, jax.Array, jax.Array] | None = None,
+) -> _Pair:
     """``(x, 1 - x)`` with ``I_x(a, b) = p``, given ``p`` and ``q = 1 - p`` (each used
-    on its own side, so pass both to full relative accuracy).
+    on its own side, so pass both to full relative accuracy).  ``start = (use, x0, y0)``:
+    a caller's closer starting point ``(x0, 1 - x0)``, taken where ``use`` holds.
 
     ``p = 0``: ``(0, 1)``; ``q = 0``: ``(1, 0)``; ``a`` or ``b`` not positive, both
     infinite, ``p`` or ``q`` outside ``[0, 1]`` or nan: nan.  One infinite parameter
@@ -247,14 +336,26 @@ def beta_inv(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> _Pair:
     p_ = jnp.where(inner, p, 0.5)
     q_ = jnp.where(inner, q, 0.5)
     x0, y0 = _guess(a_, b_, p_, q_)
+    use = jnp.zeros(x0.shape, bool)
+    if start is not None:
+        use = start[0] & inner & (start[1] > 0.0) & (start[2] > 0.0)
+        x0 = jnp.where(use, start[1], x0)
+        y0 = jnp.where(use, start[2], y0)
     swap = x0 > 0.5
-    s = _halley(
+    args = (
         jnp.where(swap, b_, a_),
         jnp.where(swap, a_, b_),
         jnp.where(swap, q_, p_),
         jnp.where(swap, p_, q_),
         jnp.where(swap, y0, x0),
     )
+    # Grouped by the fraction's length at the starting point (each step runs it) and by
+    # the starting point's quality, i.e. the Halley steps: measured on the bench domain,
+    # at most ~2 for a, b > 10 (normal approximation), ~3 for a, b >= 1, ~4 otherwise.
+    lo = jnp.minimum(a_, b_)
+    quality = jnp.where(use | (lo > 10.0), 0, jnp.where(lo >= 1.0, 1, 2))
+    key = 3 * _cf_class(args[0], args[1], args[4], 1.0 - args[4]) + quality
+    (s,) = partitioned(lambda *v: (_halley(*v),), key, 3 * (len(_CF_EDGES) + 1), *args)
     u = jnp.exp(s)
     v = -jnp.expm1(s)
     x = jnp.where(swap, v, u)

@@ -51,7 +51,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._beta import beta_density, beta_pq
-from ._common import chunked, entry_point, eps_of, nondiff, tangent
+from ._common import entry_point, eps_of, nondiff, partitioned, tangent
 from ._declare import declare
 from ._erf import ndtri
 from ._incgamma import gamma_pdf_ratio, gamma_pq
@@ -205,9 +205,8 @@ def _distribution(family: _Family, upper: bool) -> Callable[..., jax.Array]:
     @jax.custom_jvp
     def f(k: jax.Array, s1: jax.Array, s2: jax.Array, loc: jax.Array) -> jax.Array:
         x, ok, top, inside, kk, s1_, s2_ = parts(k, s1, s2, loc)
-        # Poisson's incomplete gamma groups its elements by cost itself (``gamma_pq``).
-        tails = family.tails(kk, s1_, s2_) if family is _POISSON else None
-        cdf, sf = tails if tails is not None else chunked(family.tails, kk, s1_, s2_)
+        # The incomplete gamma and beta kernels group their elements by cost themselves.
+        cdf, sf = family.tails(kk, s1_, s2_)
         val = jnp.clip(sf if upper else cdf, 0.0, 1.0)
         # SciPy's binom and nbinom take n = inf as valid and give nan inside the support.
         if family is not _POISSON:
@@ -312,6 +311,10 @@ def _search(family: _Family, upper: bool) -> Callable[..., tuple[jax.Array]]:
     return kernel
 
 
+#: ``|q - 1/2|`` at ``|z| = 1, 2, 3``: the search's cost classes (see :func:`_quantile`).
+_TAIL_EDGES = (0.3413, 0.4772, 0.49865)
+
+
 def _quantile(family: _Family, upper: bool) -> Callable[..., jax.Array]:
     """``ppf`` (or ``isf``) of ``(q, s1, s2, loc)`` with ``rv_discrete``'s edges, jitted."""
     kernel = _search(family, upper)
@@ -321,12 +324,12 @@ def _quantile(family: _Family, upper: bool) -> Callable[..., jax.Array]:
         q, s1, s2 = (lax.stop_gradient(a) for a in (q, s1, s2))
         ok = family.valid(s1, s2) & ~jnp.isnan(loc)
         inner = ok & (q > 0.0) & (q < 1.0)
-        k = chunked(
-            kernel,
-            jnp.where(inner, q, 0.5),
-            jnp.where(inner, s1, 1.0),
-            jnp.where(inner, s2, 0.5),
-        )[0]
+        args = (jnp.where(inner, q, 0.5), jnp.where(inner, s1, 1.0), jnp.where(inner, s2, 0.5))
+        # Grouped by how far into a tail q lies (|z| < 1, 2, 3, beyond), where the
+        # Cornish-Fisher start is further off and the search takes more steps.
+        dist = jnp.abs(args[0] - 0.5)
+        key = sum((dist > edge).astype(jnp.int32) for edge in _TAIL_EDGES)
+        k = partitioned(kernel, jnp.asarray(key), len(_TAIL_EDGES) + 1, *args)[0]
         top = family.upper(s1, s2)
         first, last = (1.0, 0.0) if upper else (0.0, 1.0)
         out = jnp.where(q == first, -1.0, jnp.where(q == last, top, jnp.nan))

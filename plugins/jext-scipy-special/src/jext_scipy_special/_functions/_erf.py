@@ -19,11 +19,20 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from ._common import entry_point, polyval, polyval1
+from ._ndtri_exp_coeffs import TAIL_SERIES
 
-__all__ = ["erfcinv", "ndtr", "ndtri"]
+__all__ = ["erfcinv", "ndtr", "ndtri", "ndtri_exp"]
 
 _S2PI = 2.50662827463100050242
 _EXPM2 = 0.13533528323661269189  # exp(-2)
+_LOG1M_EXPM2 = math.log1p(-_EXPM2)
+_LOG_2PI = math.log(2.0 * math.pi)
+#: log 2 in two words: y + _LN2_HI is exact for y in [-2 log 2, -log(2)/2] (Sterbenz),
+#: and _LN2_LO (log 2 - _LN2_HI, from mpmath at 40 digits) carries the next 53 bits.
+_LN2_HI = math.log(2.0)
+_LN2_LO = 2.319046813846299615495e-17
+#: Cephes' second tail fit holds for z = sqrt(-2 log p) up to 64; the series beyond.
+_FAR_TAIL = 64.0
 
 _P0 = (
     -5.99633501014107895267e1,
@@ -86,6 +95,29 @@ _Q2 = (
 )
 
 
+def _ndtri_parts(
+    w: jax.Array, z: jax.Array, log_z: jax.Array, central: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """Numerator and denominator of the fraction in Cephes ``ndtri``'s two forms, so that
+    one division serves both: where ``central``, ``w^2 P(w^2) / Q(w^2)`` (then
+    ``x = sqrt(2 pi) (w + w ratio)``); elsewhere ``log(z)/z + P(1/z) / (z Q(1/z))`` (then
+    ``|x| = z - ratio``), with the powers of ``1/z`` cleared into powers of ``z``, which
+    spares the division ``1/z`` (``z`` is at most 64 where the tail form is used)."""
+    w2 = w * w
+    # The two tail fits (z < 8 and z >= 8) have the same degrees: one evaluation with
+    # per-element coefficients serves both.
+    near = z < 8.0
+    num = jnp.where(near, _P1[-1], _P2[-1])
+    for c1, c2 in zip(_P1[-2::-1], _P2[-2::-1], strict=True):
+        num = num * z + jnp.where(near, c1, c2)
+    den = jnp.where(near, _Q1[-1], _Q2[-1])
+    for c1, c2 in zip((*_Q1[-2::-1], 1.0), (*_Q2[-2::-1], 1.0), strict=True):
+        den = den * z + jnp.where(near, c1, c2)
+    top = jnp.where(central, w2 * polyval(w2, _P0), num + log_z * den)
+    bottom = jnp.where(central, polyval1(w2, _Q0), z * den)
+    return top, bottom
+
+
 def ndtri(y: jax.Array) -> jax.Array:
     """Inverse of the standard normal CDF (Cephes ``ndtri``); ``y`` a float array.
 
@@ -94,28 +126,60 @@ def ndtri(y: jax.Array) -> jax.Array:
     upper = y > 1.0 - _EXPM2
     yt = jnp.where(upper, 1.0 - y, y)
     central = yt > _EXPM2
-    # Central region: rational function of w = y - 1/2.
+    # Central region: w = y - 1/2; tails: z = sqrt(-2 log y).
     w = jnp.where(central, yt - 0.5, 0.0)
-    w2 = w * w
-    x_central = (w + w * (w2 * polyval(w2, _P0) / polyval1(w2, _Q0))) * _S2PI
-    # Tails: z = sqrt(-2 log y); the two rational fits (z < 8 and z >= 8) have
-    # the same degrees, so one evaluation with per-element coefficients serves both.
     ys = jnp.where(central | (yt <= 0.0), _EXPM2, yt)
     z = jnp.sqrt(-2.0 * jnp.log(ys))
-    r = 1.0 / z
-    near = z < 8.0
-    num = jnp.where(near, _P1[0], _P2[0])
-    for c1, c2 in zip(_P1[1:], _P2[1:], strict=True):
-        num = num * r + jnp.where(near, c1, c2)
-    den = r + jnp.where(near, _Q1[0], _Q2[0])
-    for c1, c2 in zip(_Q1[1:], _Q2[1:], strict=True):
-        den = den * r + jnp.where(near, c1, c2)
-    x_tail = z - jnp.log(z) * r - r * num / den
-    x_tail = jnp.where(upper, x_tail, -x_tail)
-    x = jnp.where(central, x_central, x_tail)
+    top, bottom = _ndtri_parts(w, z, jnp.log(z), central)
+    ratio = top / bottom
+    tail = z - ratio
+    x = jnp.where(central, (w + w * ratio) * _S2PI, jnp.where(upper, tail, -tail))
     x = jnp.where(y == 0.0, -jnp.inf, x)
     x = jnp.where(y == 1.0, jnp.inf, x)
     return jnp.where((y < 0.0) | (y > 1.0) | jnp.isnan(y), jnp.nan, x)
+
+
+def ndtri_exp(y: jax.Array) -> jax.Array:
+    """``ndtri(exp(y))`` without forming ``exp(y)`` where that loses accuracy; ``y`` a float
+    array (``y > 0`` or nan gives nan, ``0 -> inf``, ``-inf -> -inf``).
+
+    ``ndtri``'s three regions in ``y``: above ``log(1 - e^-2)`` the upper tail of
+    ``q = -expm1(y)``; in the centre ``w = p - 1/2 = expm1(y + log 2) / 2`` (exact where
+    ``p`` is near 1/2, where rounding ``p`` would cost ``x`` its relative accuracy);
+    below ``y = -2`` the lower tail with ``z = sqrt(-2 y)`` (no rounding of ``e^y``, and
+    no underflow), by Cephes' fit up to ``z = 64`` and beyond by the asymptotic series
+    of ``_ndtri_exp_coeffs.py``.
+    """
+    upper = y > _LOG1M_EXPM2
+    lower = y <= -2.0
+    central = ~(upper | lower)
+    # y + log 2 exact near y = -log 2 with a split log 2 (the barrier keeps XLA from
+    # folding the two constants back into one).
+    shifted: jax.Array = lax.optimization_barrier(  # type: ignore[no-untyped-call]
+        jnp.where(central, y, -1.0) + _LN2_HI
+    )
+    e = jnp.expm1(jnp.where(upper, y, shifted + _LN2_LO))
+    w = jnp.where(central, 0.5 * e, 0.0)
+    # z^2 / 4 = -log(q) / 2 in the upper tail and -y / 2 in the lower one: z = 2 sqrt(z^2/4)
+    # is sqrt(z^2) rounded, but finite up to y = -max (and 1 / z^2 is then 0).
+    log_q = jnp.log(jnp.where(upper, -e, 1.0))
+    quarter = jnp.where(upper, -0.5 * log_q, jnp.where(lower, -0.5 * y, 1.0))
+    z = 2.0 * jnp.sqrt(quarter)
+    z2 = 4.0 * quarter
+    log_z = jnp.log(z)
+    top, bottom = _ndtri_parts(w, z, log_z, central)
+    # Far tail: the same division gives u = 1/z^2 for the series in u and A.
+    far = z >= _FAR_TAIL
+    ratio = jnp.where(far, 1.0, top) / jnp.where(far, z2, bottom)
+    big_a = log_z + 0.5 * _LOG_2PI
+    series = jnp.zeros_like(ratio)
+    for coeffs in reversed(TAIL_SERIES):
+        series = (series + polyval(big_a, coeffs)) * ratio
+    tail = jnp.where(far, z - (big_a + series) * (z * ratio), z - ratio)
+    x = jnp.where(central, (w + w * ratio) * _S2PI, jnp.where(upper, tail, -tail))
+    x = jnp.where(y == 0.0, jnp.inf, x)
+    x = jnp.where(y == -jnp.inf, -jnp.inf, x)
+    return jnp.where(jnp.isnan(y) | (y > 0.0), jnp.nan, x)
 
 
 def ndtr(x: jax.Array) -> jax.Array:

@@ -9,10 +9,10 @@ Methods:
   ``erfi(x) = -i erf(ix)``); ``x^2`` is carried exactly (Dekker) into the
   exponential and ``e^(x^2)`` is split in two halves so that the result
   overflows only where ``erfi`` itself does.
-* ``ndtri_exp(y) = ndtri(e^y)`` for ``-708 < y <= -log 2``, ``-ndtri(-expm1(y))``
-  above (the complement is exact there) and, below ``-708``, Newton on the
-  asymptotic expansion ``log Phi(x) = -x^2/2 - log(-x) - log(2 pi)/2
-  + log(1 - 1/x^2 + 3/x^4 - ...)`` (A&S 26.2.12).
+* ``ndtri_exp(y) = ndtri(e^y)`` through Cephes ``ndtri``'s regions without rounding
+  ``e^y``: the upper tail of ``-expm1(y)``, the centre in ``expm1(y + log 2) / 2``, the
+  lower tail in ``z = sqrt(-2 y)`` and beyond ``z = 64`` an asymptotic series
+  (``_erf.ndtri_exp``).
 * ``rgamma = 1 / Gamma`` (0 at the poles and at ``+-inf``).
 * ``binom(n, k)``: for integer ``0 <= k < 20`` the product
   ``prod_{i<=k} (n - k + i) / i`` (exact for integer results); otherwise
@@ -33,14 +33,13 @@ from fractions import Fraction
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
-from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._common import entry_point, is_double, polyval
 from ._declare import special_wrapper
-from ._erf import ndtri
+from ._erf import ndtri_exp as ndtri_exp_kernel
 from ._gamma import gammainccinv
 from ._t import _two_prod
 
@@ -128,63 +127,11 @@ def erfi(x: ArrayLike) -> jax.Array:
 
 # ------------------------------------------------------------- ndtri_exp
 _LOG_2PI = math.log(2.0 * math.pi)
-_LN2_HI = 0.693145751953125  # few bits: y + _LN2_HI is exact near y = -log 2
-_LN2_LO = math.log(2.0) - _LN2_HI
-
-
-def _log_ndtr_asym(x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``log Phi(x)`` and ``d/dx log Phi(x)`` for ``x <= -30`` (asymptotic series)."""
-    w = 1.0 / (x * x)
-    # Phi(x) ~ phi(x)/(-x) * s(w), s = 1 - w + 3 w^2 - 15 w^3 + ...
-    coeffs = [1.0]
-    c = 1.0
-    for k in range(1, 12):
-        c *= -(2 * k - 1)
-        coeffs.append(c)
-    s = polyval(w, coeffs[::-1])
-    ds = polyval(w, [k * coeffs[k] for k in range(len(coeffs) - 1, 0, -1)])  # ds/dw
-    logphi = -0.5 * x * x - jnp.log(-x) - 0.5 * _LOG_2PI + jnp.log(s)
-    # d/dx: -x - 1/x + (ds/dw)(dw/dx)/s, dw/dx = -2/x^3
-    dlog = -x - 1.0 / x + ds * (-2.0 * w / x) / s
-    return logphi, dlog
-
-
-def _ndtri_exp_impl(y: jax.Array) -> jax.Array:
-    # Below this e^y underflows (float32: the asymptotic series is still
-    # good to 1e-14 at x = -12).
-    deep = y < (-700.0 if is_double(y) else -80.0)
-    upper = y > -math.log(2.0)
-    mid = jnp.where(deep | upper, -1.0, y)
-    x_mid = ndtri(jnp.exp(mid))
-    yu = jnp.where(upper, y, -1.0)
-    x_up = -ndtri(-jnp.expm1(yu))
-    yd = jnp.where(deep, y, -800.0)
-    x = -jnp.sqrt(-2.0 * yd - jnp.log(-2.0 * yd) - _LOG_2PI)
-    for _ in range(4):
-        lp, dl = _log_ndtr_asym(x)
-        x = x - (lp - yd) / dl
-    out = jnp.where(deep, x, jnp.where(upper, x_up, x_mid))
-    # Near p = 1/2 the root is ill-conditioned in p (and y): one Newton step
-    # with the residual Phi(x) - p = erf(x/sqrt 2)/2 - expm1(y + log 2)/2,
-    # where y + log 2 is formed exactly with a split log 2 (the barrier keeps
-    # XLA from folding the two constants into one).
-    centre = (y > math.log(0.3)) & (y < math.log(0.7))
-    xc = jnp.where(centre, out, 0.0)
-    shifted: jax.Array = lax.optimization_barrier(  # type: ignore[no-untyped-call]
-        jnp.where(centre, y, -1.0) + _LN2_HI
-    )
-    d = shifted + _LN2_LO
-    resid = 0.5 * jsp.erf(xc * (1.0 / math.sqrt(2.0))) - 0.5 * jnp.expm1(d)
-    newton = xc - resid * math.sqrt(2.0 * math.pi) * jnp.exp(0.5 * xc * xc)
-    out = jnp.where(centre, newton, out)
-    out = jnp.where(y == 0.0, jnp.inf, out)
-    out = jnp.where(y == -jnp.inf, -jnp.inf, out)
-    return jnp.where(jnp.isnan(y) | (y > 0.0), jnp.nan, out)
 
 
 @jax.custom_jvp
 def _ndtri_exp(y: jax.Array) -> jax.Array:
-    return _ndtri_exp_impl(y)
+    return ndtri_exp_kernel(y)
 
 
 @_ndtri_exp.defjvp

@@ -20,8 +20,10 @@ Methods:
   element stops adding once its terms have passed their peak and fall below its sum's last
   bit.  Its ``e``-derivative is the same sum with ``T_j (1/e - (n-j)/A_j + (j-1)/B_j)``.
 * ``smirnovi(n, p)``: Newton's method with bisection safeguard on ``log smirnov(n, e) =
-  log p`` from ``e = sqrt(-log(p) / (2n))``, each element until its own step is below its last
-  bits.  Derivative ``-1 / pdf``.
+  log p`` from Maag & Dicaire's approximation ``e = (sqrt(-18 n log p) - 1) / (6 n)``
+  (kept between the bounds ``1 - p^(1/n)`` and ``sqrt(-log(p) / (2n))``), each element
+  until its own step is below its last bits or, quadratic convergence being under way,
+  below ``sqrt(eps)/10`` of ``e``.  Derivative ``-1 / pdf``.
 
 ``n`` is truncated to an integer as SciPy does, and carries no derivative.
 """
@@ -71,13 +73,18 @@ def _two_product(a: jax.Array, b: jax.Array) -> Pair:
     return p, r
 
 
-def _kolmogorov_parts(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """``(sf, pdf, log sf, log cdf)`` at ``x > 0`` (each from the series that suits it)."""
+def _series_terms(x: jax.Array) -> tuple[jax.Array, ...]:
+    """The two theta series at ``x > 0``, each where it suits (the other gets a dummy)."""
     big = x > 1.0
     # x > 1: sf = 2 e^(-2 x^2) S, S = sum (-1)^(k-1) e^(-2 (k^2-1) x^2).
     xb = jnp.where(big, x, 2.0)
     s, r = _two_product(xb, xb)
-    lead = jnp.exp(-2.0 * s) * (1.0 - 2.0 * r)
+    # x <= 1: cdf = sqrt(2 pi)/x e^(-a_1/x^2) C, C = sum e^(-(a_k - a_1)/x^2).
+    xs = jnp.where(big, 0.5, x)
+    w = 1.0 / (xs * xs)
+    # One exponential serves both leading factors.
+    lead_any = jnp.exp(jnp.where(big, -2.0 * s, -_PI2_8 * w))
+    lead = lead_any * (1.0 - 2.0 * r)
     # The terms e^(-2 (k^2-1) x^2) are powers of e = e^(-2 x^2) <= e^-2 (k^2 - 1 = 3, 8,
     # 15, 24): products instead of one exp each.  Their relative rounding (a few ulp)
     # weighs at most e^-6 = 2.5e-3 against the leading 1.
@@ -93,16 +100,11 @@ def _kolmogorov_parts(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, ja
         sign = 1.0 if k % 2 else -1.0
         alt = alt + sign * term
         dalt = dalt + sign * (k * k) * term
-    sf_big = 2.0 * lead * alt
-    pdf_big = 8.0 * xb * lead * dalt
-    logsf_big = _LOG2 - 2.0 * s - 2.0 * r + jnp.log(alt)
-    # x <= 1: cdf = sqrt(2 pi)/x e^(-a_1/x^2) C, C = sum e^(-(a_k - a_1)/x^2), where
     # a_k - a_1 = k (k-1) pi^2 / 2: the terms are f^2, f^6, f^12 with f = e^(-pi^2/(2x^2))
-    # <= 7.2e-3 (rounding of the products: relative 1e-15 of at most 5e-5 of the sum).
-    xs = jnp.where(big, 0.5, x)
-    w = 1.0 / (xs * xs)
-    lead_s = jnp.exp(-_PI2_8 * w)
-    f1 = jnp.exp(-4.0 * _PI2_8 * w)
+    # = (e^(-pi^2/(8 x^2)))^4 <= 7.2e-3 (rounding of the products: relative 1e-15 of at
+    # most 5e-5 of the sum).
+    lead_s = jnp.where(big, 1.0, lead_any)
+    f1 = (lead_s * lead_s) * (lead_s * lead_s)
     f2 = f1 * f1
     f6 = f2 * f2 * f2
     small_terms = (f2, f6, f6 * f6)  # k = 2..4
@@ -113,13 +115,26 @@ def _kolmogorov_parts(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, ja
         term = small_terms[k - 2] if k > 1 else jnp.ones_like(xs)
         tot = tot + term
         dtot = dtot + term * (2.0 * a * w - 1.0)
+    sf_big = 2.0 * lead * alt
+    pdf_big = 8.0 * xb * lead * dalt
     cdf_small = _SQRT_2PI / xs * lead_s * tot
     pdf_small = _SQRT_2PI * w * lead_s * dtot
-    logcdf_small = math.log(_SQRT_2PI) - jnp.log(xs) - _PI2_8 * w + jnp.log(tot)
+    return big, s, r, alt, sf_big, pdf_big, xs, w, tot, cdf_small, pdf_small
+
+
+def _kolmogorov_parts(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(sf, pdf, log sf, log cdf)`` at ``x > 0`` (each from the series that suits it)."""
+    big, s, r, alt, sf_big, pdf_big, xs, w, tot, cdf_small, pdf_small = _series_terms(x)
     sf = jnp.where(big, sf_big, 1.0 - cdf_small)
     pdf = jnp.where(big, pdf_big, pdf_small)
-    log_sf = jnp.where(big, logsf_big, _log1p(-cdf_small))
-    log_cdf = jnp.where(big, _log1p(-sf_big), logcdf_small)
+    # log sf where sf is the series (x > 1), log cdf where cdf is (x <= 1), and the
+    # logarithm of the complement of the other: one log and one _log1p serve all four.
+    log_series = jnp.log(jnp.where(big, alt, tot))
+    logsf_big = _LOG2 - 2.0 * s - 2.0 * r + log_series
+    logcdf_small = math.log(_SQRT_2PI) - jnp.log(xs) - _PI2_8 * w + log_series
+    log_other = _log1p(jnp.where(big, -sf_big, -cdf_small))
+    log_sf = jnp.where(big, logsf_big, log_other)
+    log_cdf = jnp.where(big, log_other, logcdf_small)
     return sf, pdf, log_sf, log_cdf
 
 
@@ -306,9 +321,20 @@ def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
     nn = jnp.where(inner, n, 1.0)
     pp = jnp.where(inner, p, 0.5)
     eps = eps_of(p)
-    e0 = jnp.clip(jnp.sqrt(-jnp.log(pp) / (2.0 * nn)), 0.25 * eps, 1.0 - 0.5 * eps)
-    lo, hi = jnp.zeros_like(pp), jnp.ones_like(pp)
     log_p = jnp.log(pp)
+    # The root lies between 1 - p^(1/n) (sf >= its first term (1 - e)^n: exact for n = 1)
+    # and 1; its first guess is Maag & Dicaire's sf ~ exp(-(6 n e + 1)^2 / (18 n)) solved
+    # for e, kept below sqrt(-log(p) / (2 n)), the inverse of the leading exp(-2 n e^2).
+    lower = -jnp.expm1(log_p / nn)
+    guess = (jnp.sqrt(-18.0 * nn * log_p) - 1.0) / (6.0 * nn)
+    upper = jnp.minimum(jnp.sqrt(-log_p / (2.0 * nn)), 1.0 - 0.5 * eps)
+    e0 = jnp.where(nn == 1.0, lower, jnp.maximum(jnp.minimum(guess, upper), lower))
+    lo, hi = lower, jnp.ones_like(pp)
+    # Once a Newton step is below sqrt(eps)/10 of e (and log sf within 1e-3 of log p), the
+    # error it leaves is ~ (step / e)^2 / 2 < eps / 200: stop there rather than wait for a
+    # step below the last bits, which the sums' rounding may never allow (such elements
+    # would run to the step limit and hold their chunk there).
+    settled = 0.1 * math.sqrt(eps)
 
     def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         e, lo, hi, _ = st
@@ -317,11 +343,15 @@ def _smirnovi_impl(n: jax.Array, p: jax.Array) -> jax.Array:
         lo = jnp.where(above, e, lo)
         hi = jnp.where(above, hi, e)
         # Newton on log sf(e) = log p (log sf is nearly quadratic in e, sf is not).
-        newton = e + (jnp.log(sf) - log_p) * sf / pdf
+        resid = jnp.log(sf) - log_p
+        newton = e + resid * sf / pdf
         inside = (newton >= lo) & (newton <= hi) & jnp.isfinite(newton)
         e_new = jnp.where(inside, newton, 0.5 * (lo + hi))
         e_new = jnp.where(sf == pp, e, e_new)
-        done = jnp.abs(e_new - e) <= 2.0 * eps * e
+        change = jnp.abs(e_new - e)
+        done = (change <= 2.0 * eps * e) | (
+            inside & (change <= settled * e) & (jnp.abs(resid) <= 1e-3)
+        )
         return (e_new, lo, hi, done)
 
     state: tuple[jax.Array, ...] = (e0, lo, hi, jnp.zeros(pp.shape, bool))

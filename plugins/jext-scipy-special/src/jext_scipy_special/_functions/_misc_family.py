@@ -62,10 +62,16 @@ def _zetac_em(s: jax.Array) -> jax.Array:
     """``zeta(s) - 1`` for ``s >= -1``, ``s != 1`` (Euler-Maclaurin, N = 10; float32
     N = 5: for ``s < 1`` the partial sum and the tail cancel, by ~N^(1-s)/(1-s))."""
     big_n = _EM_N if is_double(s) else 5
+    # k^-s: one exponential per prime, products for the rest (a few ulp each, on terms
+    # that the cancellation above amplifies by at most ~N^2).
+    power: dict[int, jax.Array] = {}
+    for k in range(2, big_n + 1):
+        f = next(d for d in range(2, k + 1) if k % d == 0)
+        power[k] = jnp.exp(-s * math.log(k)) if f == k else power[f] * power[k // f]
     total = jnp.zeros_like(s)
     for k in range(big_n - 1, 1, -1):  # smallest terms first
-        total = total + jnp.exp(-s * math.log(k))
-    n_s = jnp.exp(-s * math.log(big_n))
+        total = total + power[k]
+    n_s = power[big_n]
     total = total + big_n * n_s / (s - 1.0) + 0.5 * n_s
     # sum_j B_2j/(2j)! s (s+1) ... (s+2j-2) N^(-s-2j+1), one running factor (the
     # Pochhammer symbol alone overflows float32 for large s).
@@ -88,13 +94,13 @@ def _sinpi(x: jax.Array) -> jax.Array:
 def _zetac_impl(x: jax.Array) -> jax.Array:
     em = x >= -1.0
     pole = x == 1.0
-    s = jnp.where(em & ~pole & jnp.isfinite(x), x, 2.0)
-    direct = _zetac_em(s)
     # Reflection for x < -1: 1 - x > 2, where zeta(1 - x) = 1 + zetac(1 - x).
     xr = jnp.where(em | ~jnp.isfinite(x), -2.5, x)
     one_minus = 1.0 - xr
-    zeta_r = 1.0 + _zetac_em(jnp.minimum(one_minus, 60.0))
-    zeta_r = jnp.where(one_minus > 60.0, 1.0, zeta_r)
+    # One summation serves both: at x itself, or at 1 - x for the reflection.
+    s = jnp.where(em, jnp.where(pole | ~jnp.isfinite(x), 2.0, x), jnp.minimum(one_minus, 60.0))
+    direct = _zetac_em(s)
+    zeta_r = jnp.where(one_minus > 60.0, 1.0, 1.0 + direct)
     sine = _sinpi(0.5 * xr)
     # One exponential of the whole magnitude: its factors overflow on their own.
     log_mag = jsp.gammaln(one_minus) + (xr - 1.0) * _LOG_2PI + jnp.log(2.0 * jnp.abs(sine))

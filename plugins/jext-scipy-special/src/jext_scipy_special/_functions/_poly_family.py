@@ -49,7 +49,6 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from ._common import chunked, entry_point, nondiff, tangent
 from ._declare import declare
 from ._poly_real import genlaguerre_real, jacobi_type_real, rgamma
-from ._poly_real import steps as _steps
 
 __all__ = [
     "WRAPPERS",
@@ -81,19 +80,79 @@ def _is_int(n: jax.Array) -> jax.Array:
     return jnp.isfinite(n) & (n == jnp.round(n))
 
 
+#: Recurrence steps per loop trip of :func:`_run`.
+_UNROLL = 4
+
+
+def _just_k(k: jax.Array) -> State:
+    return (k,)
+
+
+def _run(
+    step: Callable[[State, State], State],
+    state: State,
+    count: jax.Array,
+    scalars: Callable[[jax.Array], State] = _just_k,
+) -> State:
+    """``state = step(scalars(k), state)`` for ``k = 1 .. count`` per element (0 steps
+    where ``count`` is not finite); each element's state is frozen after its own steps,
+    so its value does not depend on the other elements of the batch.
+
+    The integer-degree recurrences run here.  The loop takes ``max(count)`` steps,
+    ``_UNROLL`` per trip, shaped for XLA's CPU backend, which compiles every array a
+    loop trip computes into a pass of its own:
+
+    * the leaves of the state travel in pairs as the real and imaginary parts of
+      complex arrays (exactly), so a pair costs one pass over the chunk, its steps and
+      freezes fused in registers, instead of one pass per leaf and step;
+    * ``scalars`` (elementwise in ``k``) gives the coefficients that depend on ``k``
+      alone; they are computed for the trip's steps as one small array, where a scalar
+      division in a step would be a pass of its own (XLA does not repeat a division
+      in every element of a fused pass).
+    """
+    count = jnp.where(jnp.isfinite(count), count, 0.0)
+    trips = jnp.max(count, initial=0.0)
+    offsets = jnp.arange(_UNROLL, dtype=count.dtype)
+
+    def pack(st: State) -> State:
+        pairs = [lax.complex(a, b) for a, b in zip(st[::2], st[1::2], strict=False)]
+        return (*pairs, *st[len(pairs) * 2 :])
+
+    def unpack(packed: State) -> State:
+        pairs = len(state) // 2
+        parts = [leaf for z in packed[:pairs] for leaf in (jnp.real(z), jnp.imag(z))]
+        return (*parts, *packed[pairs:])
+
+    def body(carry: tuple[jax.Array, State]) -> tuple[jax.Array, State]:
+        k, packed = carry
+        table = jnp.stack(scalars(k + offsets))
+        for j in range(_UNROLL):
+            keep = k + float(j) > count
+            new = pack(step(tuple(table[:, j]), unpack(packed)))
+            packed = tuple(jnp.where(keep, o, n) for o, n in zip(packed, new, strict=True))
+        return k + float(_UNROLL), packed
+
+    def more(carry: tuple[jax.Array, State]) -> jax.Array:
+        return carry[0] <= trips
+
+    start = jnp.ones((), count.dtype)
+    return unpack(lax.while_loop(more, body, (start, pack(state)))[1])
+
+
 # ------------------------------------------------------------------ Chebyshev
 def _clenshaw(k: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(b0, b2)`` after ``k + 1`` steps of ``b0 = 2x b1 - b2`` from ``(0, -1, 0)``:
-    ``T_k = (b0 - b2) / 2`` and ``U_k = b0``."""
+    ``T_k = (b0 - b2) / 2`` and ``U_k = b0``.  (The loop carries ``(b0, b1)`` for ``k``
+    steps; the last step, after it, also keeps ``b2``.)"""
     x2 = 2.0 * x
 
-    def step(_: jax.Array, st: State) -> State:
-        b1, b0, _b2 = st
-        return b0, x2 * b0 - b1, b1
+    def step(_: State, st: State) -> State:
+        b0, b1 = st
+        return x2 * b0 - b1, b0
 
     zero = jnp.zeros_like(x)
-    _, b0, b2 = _steps(step, (-1.0 + zero, zero, zero), k + 1.0)
-    return b0, b2
+    b1, b2 = _run(step, (zero, zero - 1.0), k)
+    return x2 * b1 - b2, b2
 
 
 def _chebyt_int(n: jax.Array, x: jax.Array) -> jax.Array:
@@ -182,28 +241,32 @@ def _gegenbauer_like(n: jax.Array, a: jax.Array, x: jax.Array, legendre: bool) -
 
         start = a
 
-    def recurrence(k: jax.Array, st: State) -> State:
-        # The recurrence (k = 1 .. n-1) and its normalisation's product.
-        p, d, c = st
-        if legendre:
-            d = ((2.0 * k + 1.0) / (k + 1.0)) * xm1 * p + (k / (k + 1.0)) * d
-        else:
-            d = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
-            c = c * ((2.0 * a + k) / (k + 1.0))
-        return d + p, d, c
+    def legendre_scalars(k: jax.Array) -> State:
+        return (2.0 * k + 1.0) / (k + 1.0), k / (k + 1.0)
 
-    def series(k: jax.Array, st: State) -> State:
+    def recurrence(s: State, st: State) -> State:
+        # The recurrence (k = 1 .. n-1) and its normalisation's product (Legendre's is 1).
+        if legendre:
+            p, d = st
+            d = s[0] * xm1 * p + s[1] * d
+            return d + p, d
+        (k,), (p, d, c) = s, st
+        d = (2.0 * (k + a) / (k + 2.0 * a)) * xm1 * p + (k / (k + 2.0 * a)) * d
+        return d + p, d, c * ((2.0 * a + k) / (k + 1.0))
+
+    def series(s: State, st: State) -> State:
         # The series (k = 1 .. half): Horner from the last term; c is its coefficient.
-        p, c = st
+        (k,), (p, c) = s, st
         return 1.0 + ratio(half - k) * p, c * series_factor(k)
 
     # Two loops, each with no steps where the other applies (the series is rare: its
     # loop then stops at once, and the recurrence's steps carry none of its work).
     one = jnp.ones_like(x)
-    p_rec, _, c_rec = _steps(
-        recurrence, (x, xm1, (1.0 if legendre else 2.0 * a) * one), jnp.where(small, 0.0, n - 1.0)
-    )
-    p_ser, c_ser = _steps(series, (one, start * one), jnp.where(small, half, 0.0))
+    first = (x, xm1) if legendre else (x, xm1, 2.0 * a * one)
+    scalars = legendre_scalars if legendre else _just_k
+    p_rec, _, *product = _run(recurrence, first, jnp.where(small, 0.0, n - 1.0), scalars)
+    c_rec = product[0] if product else one
+    p_ser, c_ser = _run(series, (one, start * one), jnp.where(small, half, 0.0))
     p = jnp.where(small, p_ser, p_rec)
     c = jnp.where(small, c_ser, c_rec)
     if legendre:
@@ -234,8 +297,8 @@ def _jacobi_int(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.A
     big = n >= 2.0
     xm1 = x - 1.0
 
-    def step(k: jax.Array, st: State) -> State:
-        p, d, c = st
+    def step(s: State, st: State) -> State:
+        (k,), (p, d, c) = s, st
         t = 2.0 * k + a + b
         d = (t * (t + 1.0) * (t + 2.0) * xm1 * p + 2.0 * k * (k + b) * (t + 2.0) * d) / (
             2.0 * (k + a + 1.0) * (k + a + b + 1.0) * t
@@ -243,7 +306,7 @@ def _jacobi_int(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.A
         return d + p, d, c * ((a + k + 1.0) / (k + 1.0))
 
     d0 = (a + b + 2.0) * xm1 / (2.0 * (a + 1.0))
-    p, _, c = _steps(step, (d0 + 1.0, d0, a + 1.0), jnp.where(big, n - 1.0, 0.0))
+    p, _, c = _run(step, (d0 + 1.0, d0, a + 1.0), jnp.where(big, n - 1.0, 0.0))
     first = 0.5 * (2.0 * (a + 1.0) + (a + b + 2.0) * xm1)
     out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, first, c * p))
     return jnp.where(n < 0.0, jnp.nan, out)
@@ -252,36 +315,58 @@ def _jacobi_int(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.A
 def _binom_n(top: jax.Array, n: jax.Array) -> jax.Array:
     """``binom(top, n)`` for integer ``n >= 0`` as ``prod_{i<=n} (top - n + i) / i``."""
 
-    def step(k: jax.Array, st: State) -> State:
+    def step(s: State, st: State) -> State:
+        (k,) = s
         return (st[0] * ((top - n + k) / k),)
 
-    return _steps(step, (jnp.ones_like(top),), jnp.maximum(n, 0.0))[0]
+    return _run(step, (jnp.ones_like(top),), jnp.maximum(n, 0.0))[0]
 
 
 # ------------------------------------------------------------------ Laguerre
-def _genlaguerre_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+def _laguerre_like(n: jax.Array, a: jax.Array | None, x: jax.Array) -> jax.Array:
+    """``L^(a)_n(x)`` for integer ``n``, ``a = 0`` where ``a`` is None (``L_n``: its
+    normalisation is 1, and the recurrence's ``k``-only coefficients are computed once
+    per loop trip)."""
     big = n >= 2.0
+    alpha = 0.0 if a is None else a
 
-    def step(k: jax.Array, st: State) -> State:
-        p, d, c = st
+    def step(s: State, st: State) -> State:
+        if a is None:
+            (k1, ratio), (p, d) = s, st
+            d = -x / k1 * p + ratio * d
+            return d + p, d
+        (k,), (p, d, c) = s, st
         d = -x / (k + a + 1.0) * p + (k / (k + a + 1.0)) * d
         return d + p, d, c * ((a + k + 1.0) / (k + 1.0))
 
-    d0 = -x / (a + 1.0)
-    p, _, c = _steps(step, (d0 + 1.0, d0, a + 1.0), jnp.where(big, n - 1.0, 0.0))
-    out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, -x + a + 1.0, c * p))
-    out = jnp.where(n < 0.0, 0.0, out)
+    def scalars(k: jax.Array) -> State:
+        return (k + 1.0, k / (k + 1.0)) if a is None else (k,)
+
+    d0 = -x / (alpha + 1.0)
+    first = (d0 + 1.0, d0) if a is None else (d0 + 1.0, d0, a + 1.0)
+    p, _, *product = _run(step, first, jnp.where(big, n - 1.0, 0.0), scalars)
+    c = product[0] if product else 1.0
+    out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, -x + alpha + 1.0, c * p))
+    return jnp.where(n < 0.0, 0.0, out)
+
+
+def _genlaguerre_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    out = _laguerre_like(n, a, x)
     return jnp.where((a <= -1.0) | ~jnp.isfinite(a) | jnp.isnan(x), jnp.nan, out)
+
+
+def _laguerre_int(n: jax.Array, x: jax.Array) -> jax.Array:
+    return jnp.where(jnp.isnan(x), jnp.nan, _laguerre_like(n, None, x))
 
 
 # ------------------------------------------------------------------- Hermite
 def _hermitenorm_int(n: jax.Array, x: jax.Array) -> jax.Array:
-    def step(i: jax.Array, st: State) -> State:
-        y2, y3 = st
+    def step(s: State, st: State) -> State:
+        (i,), (y2, y3) = s, st
         return x * y2 - (n + 1.0 - i) * y3, y2  # k = n, n-1, ..., 2
 
     zero = jnp.zeros_like(x)
-    y2, y3 = _steps(step, (1.0 + zero, zero), jnp.where(n >= 2.0, n - 1.0, 0.0))
+    y2, y3 = _run(step, (1.0 + zero, zero), jnp.where(n >= 2.0, n - 1.0, 0.0))
     out = jnp.where(n == 0.0, 1.0, jnp.where(n == 1.0, x, x * y2 - y3))
     out = jnp.where(n < 0.0, jnp.nan, out)
     return jnp.where(jnp.isnan(x), x, out)
@@ -485,7 +570,11 @@ def _sh_norm(n: jax.Array, p: jax.Array) -> jax.Array:
     integer = _is_int(n)
     top = 2.0 * n + p - 1.0
     by_product = _binom_n(top, jnp.where(integer, n, 0.0))
-    return jnp.where(integer, by_product, _binom_real(top, n))
+    # A chunk of integer degrees skips the Gamma functions (their values are discarded).
+    real: jax.Array = lax.cond(
+        jnp.all(integer), lambda: jnp.ones_like(top), lambda: _binom_real(top, n)
+    )
+    return jnp.where(integer, by_product, real)
 
 
 def _sh_jacobi_value(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.Array:
@@ -496,8 +585,12 @@ def _dsh_jacobi(n: jax.Array, p: jax.Array, q: jax.Array, x: jax.Array) -> jax.A
     return 2.0 * _djacobi(n, p - q, q - 1.0, 2.0 * x - 1.0) / _sh_norm(n, p)
 
 
+def _laguerre_real(n: jax.Array, x: jax.Array) -> jax.Array:
+    return _genlaguerre_real(n, jnp.zeros_like(x), x)
+
+
 def _laguerre_value(n: jax.Array, x: jax.Array) -> jax.Array:
-    return _genlaguerre_value(n, jnp.zeros_like(x), x)
+    return _either(_laguerre_int, _laguerre_real, n, x)
 
 
 def _dlaguerre(n: jax.Array, x: jax.Array) -> jax.Array:
