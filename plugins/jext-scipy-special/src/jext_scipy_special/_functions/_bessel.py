@@ -9,7 +9,10 @@ J. Comput. Phys. 64, 490): with ``nu = |v|`` (``K_{-v} = K_v``),
 * ``x > 2``: Steed's algorithm for the continued fraction CF2 with the
   Thompson-Barnett sum, giving ``e^x K_mu`` and ``e^x K_{mu+1}`` directly;
 * forward recurrence ``K_{mu+k+1} = K_{mu+k-1} + (2 (mu+k) / x) K_{mu+k}``
-  (stable for ``K``) up to ``K_nu`` and ``K_{nu+1}``.
+  (stable for ``K``) up to ``K_nu`` and ``K_{nu+1}``;
+* except where ``x >= 25`` and ``(nu + 1)^2 <= 4 x`` (12 in float32): there Hankel's
+  asymptotic expansion ``e^x K_nu(x) = sqrt(pi/(2x)) sum_k a_k(nu) / x^k`` at orders
+  ``nu`` and ``nu + 1`` directly (:func:`hankel_sums`, loop-free; no recurrence).
 
 The kernel returns the pair ``(K_nu, K_{nu+1})``; its ``custom_jvp`` uses
 ``K'_nu = -K_{nu+1} + (nu/x) K_nu`` and ``K'_{nu+1} = -K_nu - ((nu+1)/x) K_{nu+1}``,
@@ -20,6 +23,8 @@ so derivatives of every order are available without re-evaluation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -31,7 +36,6 @@ from ._common import (
     entry_point,
     eps_of,
     is_double,
-    iterate,
     nondiff,
     partitioned,
     polyval,
@@ -40,7 +44,7 @@ from ._common import (
     tiny_of,
 )
 
-__all__ = ["kv", "kve"]
+__all__ = ["asym_region", "hankel_sums", "iterate_kept", "kv", "kve"]
 
 _X_TEMME = 2.0
 #: Largest ``|v|`` handled (the recurrence runs up to ``round(|v|)`` steps,
@@ -63,6 +67,78 @@ _SteedState = tuple[
     jax.Array,
     jax.Array,
 ]  # fmt: skip  (a, b, c, d, delh, h, q, q1, q2, s, done)
+
+
+#: Hankel's expansion ``sum_k a_k(nu) / x^k`` with ``a_k = prod_{j <= k} (4 nu^2 - (2j-1)^2)
+#: / (8 j)`` is used where ``x >= X`` and ``(nu + 1)^2 <= C x``, with ``N`` terms:
+#: ``(X, C, N)``.  Measured (``tools``-free, exact arithmetic on the terms): over that
+#: region, for orders ``nu`` and ``nu + 1``, the ``N``-th term is below ``eps/4`` of the
+#: sum (the smallest term is about ``e^{-2x}``) and no term exceeds 2, so the alternating
+#: sums (``I``, ``J``, ``Y``) lose at most a bit to cancellation.
+_ASYM = {True: (25.0, 4.0, 25), False: (12.0, 4.0, 17)}
+
+
+def asym_region(nu: jax.Array, x: jax.Array) -> jax.Array:
+    """Where :func:`hankel_sums` is accurate at orders ``nu`` and ``nu + 1``."""
+    x0, c, _ = _ASYM[is_double(x)]
+    nu1 = nu + 1.0
+    return (x >= x0) & (nu1 * nu1 <= c * x)
+
+
+def hankel_sums(nu: jax.Array, x: jax.Array) -> tuple[jax.Array, ...]:
+    """The terms ``a_k(nu) / x^k`` of Hankel's expansions summed by ``k mod 4``:
+    ``(s0, s1, s2, s3)``.  Then ``e^x K_nu sqrt(2x/pi) = s0 + s1 + s2 + s3``,
+    ``e^-x I_nu sqrt(2 pi x) ~ s0 - s1 + s2 - s3`` and ``P = s0 - s2``, ``Q = s1 - s3`` of
+    ``J, Y``; accurate in :func:`asym_region`.  A fixed number of terms for every element
+    (no loop, no per-element stopping)."""
+    nterms = _ASYM[is_double(x)][2]
+    m = 4.0 * nu * nu
+    r = 0.125 / x
+    t = jnp.ones_like(x)
+    sums = [t, jnp.zeros_like(x), jnp.zeros_like(x), jnp.zeros_like(x)]
+    for k in range(1, nterms + 1):
+        t = t * (m - float((2 * k - 1) ** 2)) * (r * (1.0 / k))
+        sums[k % 4] = sums[k % 4] + t
+    return tuple(sums)
+
+
+State = TypeVar("State", bound=tuple[jax.Array, ...])
+
+
+def iterate_kept(
+    step: Callable[[jax.Array, State], State],
+    state: State,
+    keep: tuple[int, ...],
+    max_iter: int,
+    unroll: int = 4,
+) -> State:
+    """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until every element's done
+    flag (the last leaf, which ``step`` must keep set once set) holds, or ``max_iter``
+    (rounded up to a multiple of ``unroll``) steps.
+
+    Unlike :func:`._common.iterate`, only the leaves listed in ``keep`` (the results) are
+    frozen from the step at which an element is done: the others run on with the chunk
+    (they may overflow; nothing reads them), which saves a ``select`` per leaf and step.
+    An element's kept leaves still do not depend on the rest of its batch.
+    """
+    dtype = state[0].dtype
+
+    def body(carry: tuple[jax.Array, State]) -> tuple[jax.Array, State]:
+        i, st = carry
+        for k in range(unroll):
+            new = step(i + float(k), st)
+            done = st[-1]
+            st = type(st)(
+                jnp.where(done, old, nxt) if j in keep else nxt
+                for j, (old, nxt) in enumerate(zip(st, new, strict=True))
+            )
+        return i + float(unroll), st
+
+    def cond(carry: tuple[jax.Array, State]) -> jax.Array:
+        i, st = carry
+        return (i <= max_iter) & ~jnp.all(st[-1])
+
+    return lax.while_loop(cond, body, (jnp.asarray(1.0, dtype), state))[1]
 
 
 def _sinhc(s: jax.Array) -> jax.Array:
@@ -125,26 +201,23 @@ def _steed_cf2(mu: jax.Array, x: jax.Array) -> Pair:
         a = a - 2.0 * i
         c = -a * c * (1.0 / (i + 1.0))
         qnew = (q1 - b * q2) / a
-        # Converged elements keep iterating with the chunk, but their sums are
-        # frozen: for large x the unused Q_k / c_k grow and would overflow.
-        q = jnp.where(done, q, q + c * qnew)
+        q = q + c * qnew
         b = b + 2.0
         d = 1.0 / (b + a * d)
-        delh = jnp.where(done, 0.0, (b * d - 1.0) * delh)
+        delh = (b * d - 1.0) * delh
         h = h + delh
         dels = q * delh
         s_new = s + dels
         done = done | (jnp.abs(dels) <= eps * jnp.abs(s_new))
         return a, b, c, d, delh, h, q, q2, qnew, s_new, done
 
-    def converged(st: _SteedState) -> jax.Array:
-        return st[10]
-
     one = jnp.ones_like(x)
     init: _SteedState = (
         -a1, b, a1, d, d, d, a1, jnp.zeros_like(x), one, 1.0 + a1 * d, jnp.zeros(x.shape, bool)
     )  # fmt: skip
-    out = iterate(step, init, converged, max_iter, x.dtype)
+    # Only h and s are frozen once an element is done: its Q_k / c_k run on with the
+    # chunk and, for large x, overflow unread.
+    out = iterate_kept(step, init, (5, 9), max_iter)
     h, s = out[5], out[9]
     k0 = jnp.sqrt(math.pi / (2.0 * x)) / s
     k1 = k0 * (mu + x + 0.5 - a1 * h) / x
@@ -205,30 +278,43 @@ def _recur(
     return finish(a), finish(b)
 
 
+def _asym_pair(nu: jax.Array, x: jax.Array) -> Pair:
+    """``(e^x K_nu(x), e^x K_{nu+1}(x))`` in :func:`asym_region` (Hankel's expansion)."""
+    amp = jnp.sqrt(math.pi / (2.0 * x))
+    a0, a1, a2, a3 = hankel_sums(nu, x)
+    b0, b1, b2, b3 = hankel_sums(nu + 1.0, x)
+    return amp * (((a0 + a1) + a2) + a3), amp * (((b0 + b1) + b2) + b3)
+
+
 def _kv_pair_kernel(nu: jax.Array, x: jax.Array, scaled: bool) -> Pair:
     ok = (nu <= MAX_ORDER) & (x > 0.0) & (x < jnp.inf)  # also False for nan
     nu_ = jnp.where(ok, nu, 0.0)
     x_ = jnp.where(ok, x, 1.0)
-    n = jnp.round(nu_)
-    mu = nu_ - n
+    asym = asym_region(nu_, x_)
+    # Hankel's expansion gives the pair at order nu itself: no recurrence (n = 0).
+    n = jnp.where(asym, 0.0, jnp.round(nu_))
+    mu = jnp.where(asym, nu_, nu_ - n)
     temme_region = x_ <= _X_TEMME
+    cf2_region = ~temme_region & ~asym
     # Each method only runs when some element of this chunk needs it (with
-    # ``partitioned`` most chunks need just one); under vmap both run.
+    # ``partitioned`` most chunks need just one); under vmap all run.
     zeros = (jnp.zeros_like(x_), jnp.zeros_like(x_))
     kt0, kt1 = lax.cond(
         jnp.any(temme_region),
-        lambda: _temme(mu, jnp.where(temme_region, x_, 1.0)),
+        lambda: _temme(jnp.where(temme_region, mu, 0.0), jnp.where(temme_region, x_, 1.0)),
         lambda: zeros,
     )
     kc0, kc1 = lax.cond(
-        jnp.any(~temme_region),
-        lambda: _steed_cf2(mu, jnp.where(temme_region, 3.0, x_)),
+        jnp.any(cf2_region),
+        # Elsewhere x = 50 and mu = 0: few CF2 steps, not to hold the chunk's loop up.
+        lambda: _steed_cf2(jnp.where(cf2_region, mu, 0.0), jnp.where(cf2_region, x_, 50.0)),
         lambda: zeros,
     )
+    ka0, ka1 = lax.cond(jnp.any(asym), lambda: _asym_pair(nu_, x_), lambda: zeros)
     # Recur on the scaled functions e^x K (no underflow for large x), unscale last.
     ex = jnp.exp(jnp.where(temme_region, x_, 0.0))
-    k0 = jnp.where(temme_region, kt0 * ex, kc0)
-    k1 = jnp.where(temme_region, kt1 * ex, kc1)
+    k0 = jnp.where(temme_region, kt0 * ex, jnp.where(asym, ka0, kc0))
+    k1 = jnp.where(temme_region, kt1 * ex, jnp.where(asym, ka1, kc1))
     k0, k1 = _recur(mu, n, x_, k0, k1, scaled)
     # Edge values as in SciPy: K(v, 0) = inf for every v (even nan / inf);
     # kv(v, inf) = 0 for finite v but kve(v, inf) = nan; otherwise a nan or
@@ -246,15 +332,16 @@ def _kv_pair_kernel(nu: jax.Array, x: jax.Array, scaled: bool) -> Pair:
 
 
 _CLASS_EDGES = (_X_TEMME, 3.0, 5.0, 10.0, 25.0)
-_NCLASS = len(_CLASS_EDGES) + 1
+_NCLASS = len(_CLASS_EDGES) + 2
 
 
-def _cost_class(x: jax.Array) -> jax.Array:
-    """Work class of an argument: Temme region, then CF2 by decreasing length."""
+def _cost_class(nu: jax.Array, x: jax.Array) -> jax.Array:
+    """Work class of an element: Temme region, then CF2 by decreasing length, then
+    Hankel's expansion (a class of its own: no loop at all)."""
     cls = jnp.zeros(x.shape, jnp.int32)
     for edge in _CLASS_EDGES:
         cls = cls + (x > edge).astype(jnp.int32)
-    return cls
+    return jnp.where(asym_region(nu, x), _NCLASS - 1, cls)
 
 
 def _tiny_guard(x: jax.Array) -> jax.Array:
@@ -264,7 +351,7 @@ def _tiny_guard(x: jax.Array) -> jax.Array:
 @jax.custom_jvp
 def _kv_pair(nu: jax.Array, x: jax.Array) -> Pair:
     k0, k1 = partitioned(
-        lambda n, z: _kv_pair_kernel(n, z, scaled=False), _cost_class(x), _NCLASS, nu, x
+        lambda n, z: _kv_pair_kernel(n, z, scaled=False), _cost_class(nu, x), _NCLASS, nu, x
     )
     return k0, k1
 
@@ -287,7 +374,7 @@ _kv_pair.defjvp(_kv_pair_jvp, symbolic_zeros=True)
 @jax.custom_jvp
 def _kve_pair(nu: jax.Array, x: jax.Array) -> Pair:
     k0, k1 = partitioned(
-        lambda n, z: _kv_pair_kernel(n, z, scaled=True), _cost_class(x), _NCLASS, nu, x
+        lambda n, z: _kv_pair_kernel(n, z, scaled=True), _cost_class(nu, x), _NCLASS, nu, x
     )
     return k0, k1
 
@@ -321,8 +408,9 @@ def kv(v: ArrayLike, z: ArrayLike) -> jax.Array:
     finite ``v``; otherwise ``z < 0``, nan arguments and ``|v| = inf`` give nan.
     ``|v| > 1e6`` gives nan (unsupported here; SciPy returns values there).
     Unlike SciPy (AMOS), results are not flushed to 0 for ``z`` above ~705
-    while still representable; the cost grows with ``|v|`` (forward recurrence
-    over ``round(|v|)`` orders, cut short once the values overflow).
+    while still representable; outside Hankel's expansion's region (``z >= 25``,
+    ``(|v| + 1)**2 <= 4 z``) the cost grows with ``|v|`` (forward recurrence over
+    ``round(|v|)`` orders, cut short once the values overflow).
 
     Accuracy (vs SciPy, ``v`` uniform in [-20, 20] with some integer and
     half-integer orders, ``z`` uniform in (0, 100] plus log-uniform in

@@ -7,7 +7,12 @@ Method for ``I_v(x)``, ``v >= 0``, ``x > 0`` (Temme 1975; Numerical Recipes'
 on its own; about ``x`` terms), then the Wronskian
 ``I_v K_{v+1} + I_{v+1} K_v = 1/x`` with the exponentially scaled pair
 ``(e^x K_v, e^x K_{v+1})`` of :mod:`._bessel`, which gives ``e^-x I_v``
-directly: ``ive = 1 / (x (kve_{v+1} + f kve_v))``.  Negative orders:
+directly: ``ive = 1 / (x (kve_{v+1} + f kve_v))``.  Two loop-free methods take over
+where they are accurate: Hankel's asymptotic expansion ``e^-x I_nu(x) sqrt(2 pi x) ~
+sum_k (-1)^k a_k(nu) / x^k`` for ``x >= 25``, ``(nu + 1)^2 <= 4 x`` (12 in float32; it
+gives ``kve`` too, :func:`._bessel.hankel_sums`), and the power series for ``v >= 0`` (or
+integer), ``nu <= 30``, ``x^2/4 <= nu + 1``.  Elements are grouped by method and cost
+(``partitioned``).  Negative orders:
 ``I_{-v} = I_v + (2/pi) sin(pi v) K_v``; negative ``x``: ``(-1)^v I_v(|x|)``
 for integer ``v`` (nan otherwise), like SciPy.
 
@@ -32,10 +37,20 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._bessel import MAX_ORDER, _kve_pair
+from ._bessel import MAX_ORDER, _kv_pair_kernel, asym_region, hankel_sums, iterate_kept
 from ._bessel_jy import sin_pi as _sin_pi
 from ._bessel_k01 import k01_pos
-from ._common import chunked, entry_point, eps_of, is_double, iterate, nondiff, tangent, tiny_of
+from ._common import (
+    chunked,
+    entry_point,
+    eps_of,
+    is_double,
+    nondiff,
+    partitioned,
+    rgamma1p_small,
+    tangent,
+    tiny_of,
+)
 from ._declare import special_wrapper
 
 __all__ = ["WRAPPERS", "iv", "ive", "k0", "k0e", "k1", "k1e", "kn"]
@@ -53,35 +68,113 @@ def _cf1(v: jax.Array, x: jax.Array) -> jax.Array:
         return jnp.where(jnp.abs(t) < tiny, tiny, t)
 
     def step(i: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        c, d, f, _ = st
+        c, d, f, done = st
         b = 2.0 * (v + i + 1.0) * rx  # the i-th step adds b_{i+1}
         d = 1.0 / clamp(b + d)
         c = clamp(b + 1.0 / c)
         delta = c * d
-        return c, d, f * delta, delta
-
-    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
-        return jnp.abs(st[3] - 1.0) <= 2.0 * eps
+        return c, d, f * delta, done | (jnp.abs(delta - 1.0) <= 2.0 * eps)
 
     # I_{v+1}/I_v = 1/F with F = b_1 + 1/(b_2 + 1/(b_3 + ...)), b_k = 2 (v + k) / x.
     b1 = 2.0 * (v + 1.0) * rx
-    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
-    big_f = iterate(step, init, converged, _CF1_CAP, x.dtype)[2]
+    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros(x.shape, bool))
+    big_f = iterate_kept(step, init, (2,), _CF1_CAP)[2]
     return 1.0 / big_f
+
+
+#: The power series is used where ``x^2/4 <= (nu + 1)`` and ``nu <= _SERIES_MAX_ORDER``
+#: (its terms then fall below ``1/k!``: ``N`` terms); ``{double: N}``.
+_SERIES_TERMS = {True: 20, False: 12}
+_SERIES_MAX_ORDER = 30
+
+
+def _series_ive(nu: jax.Array, x: jax.Array) -> jax.Array:
+    """``e^-x I_nu(x)`` by its power series ``(x/2)^nu / Gamma(nu+1) sum_k (x^2/4)^k /
+    (k! (nu+1)_k)`` for ``nu <= 30``, ``x^2/4 <= nu + 1`` (positive terms, fixed count).
+    ``(x/2)^nu / Gamma(nu + 1)`` is ``(x/2)^mu / Gamma(1 + mu)`` times ``(x/2)^n /
+    prod_k (mu + k)``, the products unrolled over the orders up to 30."""
+    n = jnp.round(nu)
+    mu = nu - n
+    half = 0.5 * x
+    num = jnp.power(half, mu) * rgamma1p_small(mu)
+    den = jnp.ones_like(x)
+    for k in range(1, _SERIES_MAX_ORDER + 1):
+        on = k <= n
+        num = num * jnp.where(on, half, 1.0)
+        den = den * jnp.where(on, mu + float(k), 1.0)
+    w = half * half
+    t = jnp.ones_like(x)
+    total = t
+    for k in range(1, _SERIES_TERMS[is_double(x)] + 1):
+        t = t * w / (float(k) * (nu + float(k)))
+        total = total + t
+    return (num / den) * total * jnp.exp(-x)
+
+
+def _ive_pos(v: jax.Array, nu: jax.Array, x: jax.Array) -> tuple[jax.Array]:
+    """``e^-x I_v(x)`` for ``nu = |v| <= MAX_ORDER`` and ``0 < x < inf``, by region:
+    Hankel's expansion (where :func:`._bessel.asym_region`), the power series (``v >= 0``
+    or integer, small ``x``), else CF1 with the Wronskian.  Negative non-integer orders
+    outside the expansion's region need ``K_nu`` (the reflection), from ``kve``'s kernel."""
+    asym = asym_region(nu, x)
+    reflect = (v < 0.0) & (nu != jnp.round(nu))
+    series = ~asym & (0.25 * x * x <= nu + 1.0) & (nu <= _SERIES_MAX_ORDER) & ~reflect
+    cf1 = ~asym & ~series
+    need_k = cf1 | (reflect & ~asym)
+    zero = jnp.zeros_like(x)
+    # Each method only runs where some element of this chunk needs it.
+    s0, s1, s2, s3 = lax.cond(
+        jnp.any(asym), lambda: hankel_sums(nu, x), lambda: (zero, zero, zero, zero)
+    )
+    root = jnp.sqrt(2.0 * math.pi * x)
+    ive_a = ((s0 - s1) + (s2 - s3)) / root
+    kve_a = (math.pi / root) * (((s0 + s1) + s2) + s3)
+    ive_s: jax.Array = lax.cond(
+        jnp.any(series), lambda: _series_ive(nu, jnp.where(series, x, 1.0)), lambda: zero
+    )
+    # Elsewhere x = 50, nu = 0: the pair needs no recurrence and few CF2 steps.
+    xk, nk = jnp.where(need_k, x, 50.0), jnp.where(need_k, nu, 0.0)
+    k0, k1 = lax.cond(
+        jnp.any(need_k), lambda: _kv_pair_kernel(nk, xk, scaled=True), lambda: (zero, zero)
+    )
+    # CF1 takes about x steps: 1 elsewhere, so it ends with this chunk's own elements.
+    xf = jnp.where(cf1, x, 1.0)
+    f: jax.Array = lax.cond(jnp.any(cf1), lambda: _cf1(jnp.where(cf1, nu, 0.0), xf), lambda: zero)
+    ive_c = 1.0 / (xk * (k1 + f * k0))
+    ive = jnp.where(asym, ive_a, jnp.where(series, ive_s, ive_c))
+    # I_{-v} = I_v + (2/pi) sin(pi v) K_v, scaled: K_v e^-x = kve e^-2x.
+    kve = jnp.where(asym, kve_a, k0)
+    refl = (2.0 / math.pi) * _sin_pi(nu) * kve * jnp.exp(-2.0 * x)
+    return (jnp.where(v < 0.0, ive + refl, ive),)
+
+
+_IV_CLASS_EDGES = (5.0, 10.0, 25.0, 50.0)
+_IV_NCLASS = 2 * len(_IV_CLASS_EDGES) + 3
+
+
+def _iv_cost_class(v: jax.Array, nu: jax.Array, x: jax.Array) -> jax.Array:
+    """Work class: Hankel's expansion (no loop), the power series (no loop), then CF1 by
+    ``x`` (about ``x`` steps), negative orders (which also need ``kve``) apart."""
+    cls = jnp.zeros(x.shape, jnp.int32)
+    for edge in _IV_CLASS_EDGES:
+        cls = cls + (x > edge).astype(jnp.int32)
+    cls = cls + jnp.where(v < 0.0, len(_IV_CLASS_EDGES) + 1, 0)
+    series = (0.25 * x * x <= nu + 1.0) & (nu <= _SERIES_MAX_ORDER) & (v >= 0.0)
+    cls = jnp.where(series, 0, cls + 1)
+    return jnp.where(asym_region(nu, x), 0, cls)
 
 
 def _ive_impl(v: jax.Array, x: jax.Array) -> jax.Array:
     nu = jnp.abs(v)
     ax = jnp.abs(x)
-    ok = (ax > 0.0) & (ax < jnp.inf) & jnp.isfinite(v)
+    ok = (ax > 0.0) & (ax < jnp.inf) & (nu <= MAX_ORDER)
+    vs = jnp.where(ok, v, 0.0)
     nus = jnp.where(ok, nu, 0.0)
     xs = jnp.where(ok, ax, 1.0)
-    f = _cf1(nus, xs)
-    k0, k1 = _kve_pair(nus, xs)
-    ive = 1.0 / (xs * (k1 + f * k0))
-    # I_{-v} = I_v + (2/pi) sin(pi v) K_v, scaled: K_v e^-x = kve e^-2x.
-    refl = (2.0 / math.pi) * _sin_pi(nus) * k0 * jnp.exp(-2.0 * xs)
-    ive = jnp.where(v < 0.0, ive + refl, ive)
+    cls = _iv_cost_class(vs, nus, xs)
+    (ive,) = partitioned(_ive_pos, cls, _IV_NCLASS, vs, nus, xs)
+    # Beyond kve's largest order (whose recurrence would be needed) nan, as before.
+    ive = jnp.where(nu > MAX_ORDER, jnp.nan, ive)
     vint = v == jnp.round(v)
     odd = jnp.abs(jnp.mod(v, 2.0)) == 1.0
     ive = jnp.where(x < 0.0, jnp.where(vint, jnp.where(odd, -ive, ive), jnp.nan), ive)
@@ -147,10 +240,11 @@ def iv(v: ArrayLike, z: ArrayLike) -> jax.Array:
     """Modified Bessel function of the first kind ``I_v(z)`` of real order, mirroring
     ``scipy.special.iv`` for real ``z``.
 
-    Domain (checked): ``|v| <= 20``, ``|z| <= 500``; the cost grows with ``|z|``
-    (continued fraction of ~``|z|`` terms) and with ``|v|`` (``kv``'s
-    recurrence).  ``z < 0`` with non-integer ``v`` and ``z = +-inf`` give nan
-    like SciPy.  Differentiable in ``z``: ``(I_{v-1} + I_{v+1}) / 2``.
+    Domain (checked): ``|v| <= 20``, ``|z| <= 500``; outside the loop-free regions
+    (large ``|z|`` against ``v**2``, small ``|z|``) the cost grows with ``|z|``
+    (continued fraction of ~``|z|`` terms) and with ``|v|`` (``kv``'s recurrence).
+    ``z < 0`` with non-integer ``v`` and ``z = +-inf`` give nan like SciPy.
+    Differentiable in ``z``: ``(I_{v-1} + I_{v+1}) / 2``.
     """
     return _IV(v, z)
 

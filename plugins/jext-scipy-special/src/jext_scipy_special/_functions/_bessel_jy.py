@@ -6,7 +6,9 @@ With ``nu = |v|``, ``n = round(nu)`` and ``mu = nu - n`` in ``[-1/2, 1/2]``, for
   J. Comput. Phys. 21, 343; the form of Numerical Recipes' ``bessjy``) and, for
   ``x > 2``, from Steed's continued fraction CF2 with the Thompson-Barnett sum
   evaluated at ``z = -ix`` (``H^(1)_mu(x) = (2/pi) e^{-i pi (mu+1)/2} K_mu(-ix)``), which
-  gives the whole Hankel pair ``H^(1)_mu = J_mu + i Y_mu`` and ``H^(1)_{mu+1}`` at once;
+  gives the whole Hankel pair ``H^(1)_mu = J_mu + i Y_mu`` and ``H^(1)_{mu+1}`` at once.
+  For ``x >= 25`` (12 in float32) Hankel's asymptotic expansion gives the same pair
+  without a loop (:func:`._bessel.hankel_sums`);
 * ``Y_nu`` by forward recurrence (stable for ``Y``);
 * ``J_nu`` by one of three methods, by region: the power series at order ``nu`` where
   ``x^2/4 <= nu + 1`` (its cancellation is at most a factor ``e``, and ``J_nu`` has no
@@ -20,7 +22,7 @@ Negative orders: ``J_{-nu} = cos(pi nu) J_nu - sin(pi nu) Y_nu`` and
 reduced exactly (0 at integers and half-integers).  Negative ``x``: ``(-1)^v J_v(|x|)``
 for integer ``v``, nan otherwise (``Y`` is nan), as SciPy's real-argument functions.
 
-Every loop stops per element (``_common.iterate`` or a per-element step count), so an
+Every loop stops per element (``_bessel.iterate_kept`` or a per-element step count), so an
 element's value does not depend on the rest of its batch.
 """
 
@@ -32,13 +34,12 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._bessel import _sinhc
+from ._bessel import _sinhc, asym_region, hankel_sums, iterate_kept
 from ._bessel01 import jy01_pos
 from ._common import (
     chunked,
     eps_of,
     is_double,
-    iterate,
     partitioned,
     rgamma1p_parts,
     rgamma1p_small,
@@ -152,15 +153,13 @@ def _hankel_cf2(mu: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.
         return (a, c, br, bi, dr, di, hr, hi, delr, deli, qr, qi, q2r, q2i, qnr, qni, sr, si,
                 done | small)  # fmt: skip
 
-    def converged(st: _SteedState) -> jax.Array:
-        return st[-1]
-
     q0 = a1 + zero
     init: _SteedState = (
         -a1 + zero, a1 + zero, br, bi, dr, di, dr, di, dr, di, q0, zero, zero, zero,
         jnp.ones_like(x), zero, 1.0 + q0 * dr, q0 * di, jnp.zeros(x.shape, bool),
     )  # fmt: skip
-    out = iterate(step, init, converged, max_iter, x.dtype, unroll=1)
+    # Only h and s are frozen once an element is done (the rest runs on unread).
+    out = iterate_kept(step, init, (6, 7, 16, 17), max_iter, unroll=2)
     hr, hi, sr, si = out[6], out[7], out[16], out[17]
     amp = jnp.sqrt(2.0 / (math.pi * x))
     # e^{i theta} = e^{ix} e^{-i phi}, phi = pi (mu/2 + 1/4) in [0, pi/2]
@@ -179,6 +178,27 @@ def _hankel_cf2(mu: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.
     h1r = h0r * rr - h0i * ri
     h1i = h0r * ri + h0i * rr
     return h0r, h0i, h1r, h1i
+
+
+def _hankel_asym(mu: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(J_mu, Y_mu, J_{mu+1}, Y_{mu+1})`` where :func:`._bessel.asym_region` holds for
+    ``|mu|`` (``x >= 25``, 12 in float32), by Hankel's expansion: ``H^(1)_nu = sqrt(2/(pi
+    x)) e^{i theta} (P + iQ)``, ``theta = x - pi nu/2 - pi/4`` (loop-free)."""
+    amp = jnp.sqrt(2.0 / (math.pi * x))
+    phi = math.pi * (0.5 * mu + 0.25)
+    cx, sx = jnp.cos(x), jnp.sin(x)
+    cp, sp = jnp.cos(phi), jnp.sin(phi)
+    er, ei = cx * cp + sx * sp, sx * cp - cx * sp  # e^{i theta} at order mu
+
+    def hankel(nu: jax.Array, er: jax.Array, ei: jax.Array) -> Pair:
+        s0, s1, s2, s3 = hankel_sums(nu, x)
+        p, q = s0 - s2, s1 - s3
+        return amp * (p * er - q * ei), amp * (p * ei + q * er)
+
+    j0, y0 = hankel(mu, er, ei)
+    # theta at order mu + 1 is theta - pi/2: e^{i theta} times -i.
+    j1, y1 = hankel(mu + 1.0, ei, -er)
+    return j0, y0, j1, y1
 
 
 def _series_sum(nu: jax.Array, x: jax.Array) -> jax.Array:
@@ -243,19 +263,16 @@ def _cf1_ratio(nu: jax.Array, x: jax.Array) -> jax.Array:
         return jnp.where(jnp.abs(t) < tiny, tiny, t)
 
     def step(i: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        c, d, f, _ = st
+        c, d, f, done = st
         b = (nu + i + 1.0) * rx
         d = 1.0 / clamp(b - d)
         c = clamp(b - 1.0 / c)
         delta = c * d
-        return c, d, f * delta, delta
-
-    def converged(st: tuple[jax.Array, ...]) -> jax.Array:
-        return jnp.abs(st[3] - 1.0) <= eps
+        return c, d, f * delta, done | (jnp.abs(delta - 1.0) <= eps)
 
     b1 = (nu + 1.0) * rx
-    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros_like(x))
-    return iterate(step, init, converged, _CF_CAP, x.dtype, unroll=1)[2]
+    init: tuple[jax.Array, ...] = (b1, jnp.zeros_like(x), b1, jnp.zeros(x.shape, bool))
+    return iterate_kept(step, init, (2,), _CF_CAP, unroll=2)[2]
 
 
 def _backward_j(
@@ -295,7 +312,8 @@ def _jy_positive(nu: jax.Array, x: jax.Array) -> Pair:
     # series or CF2 (each run only where some element of the chunk needs it).
     whole = mu == 0.0
     temme = (x <= _X_TEMME) & ~whole
-    cf2 = (x > _X_TEMME) & ~whole
+    asym = asym_region(jnp.abs(mu), x) & ~whole
+    cf2 = (x > _X_TEMME) & ~whole & ~asym
     series = x * x <= 4.0 * (nu + 1.0)
     upward = ~series & (nu <= x)
     cf1 = ~series & ~upward
@@ -308,6 +326,11 @@ def _jy_positive(nu: jax.Array, x: jax.Array) -> Pair:
         lambda: _hankel_cf2(mu, jnp.where(cf2, x, 50.0)),  # 50: few CF2 steps
         lambda: (zeros, zeros, zeros, zeros),
     )
+    ja0, ya0, ja1, ya1 = lax.cond(
+        jnp.any(asym), lambda: _hankel_asym(mu, jnp.where(asym, x, 50.0)), lambda: (zeros,) * 4
+    )
+    jc0, yc0 = jnp.where(asym, ja0, jc0), jnp.where(asym, ya0, yc0)
+    jc1, yc1 = jnp.where(asym, ja1, jc1), jnp.where(asym, ya1, yc1)
     jw0, jw1, yw0, yw1 = lax.cond(
         jnp.any(whole), lambda: jy01_pos(jnp.where(whole, x, 1.0)), lambda: (zeros,) * 4
     )
