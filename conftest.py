@@ -23,7 +23,6 @@ LONG_FIRST = (
     "tests/test_plugin_guide.py",
     "plugins/jext-scipy-special/tests/test_special_families.py",
     "plugins/jext-scipy-special/tests/test_special_grads.py",
-    "plugins/jext-scipy-special/tests/test_special_family_grads.py",
     "tests/test_sharding.py",
     "tests/test_multiprocess.py",
 )
