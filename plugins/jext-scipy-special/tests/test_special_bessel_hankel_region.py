@@ -78,10 +78,10 @@ CASES: dict[str, tuple[Callable[..., jax.Array], Callable[[Any, Any], Any], str]
 def _errors(v: np.ndarray, x: np.ndarray, outs: dict[str, np.ndarray]) -> dict[str, float]:
     worst = {}
     with mpmath.workdps(30):
-        for name in outs:
+        for name, values in outs.items():
             ref, kind = CASES[name][1:]
             errs = []
-            for vi, xi, got in zip(v.tolist(), x.tolist(), outs[name].tolist(), strict=True):
+            for vi, xi, got in zip(v.tolist(), x.tolist(), values.tolist(), strict=True):
                 want = ref(mpmath.mpf(vi), mpmath.mpf(xi))
                 scale = abs(want)
                 if kind == "osc":
