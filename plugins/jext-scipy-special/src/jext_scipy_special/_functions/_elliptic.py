@@ -93,7 +93,8 @@ def _k_of_p(p: jax.Array) -> jax.Array:
     q = jnp.where(big, 1.0 / p, p)
     # log(1/p) as -log(p): 1/p is subnormal (flushed to 0 by XLA on CPU) for
     # p > 1/tiny, where K(p) ~ (log 4 + log(p)/2) / sqrt(p) is still normal.
-    log_q = jnp.where(big, -jnp.log(p), jnp.log(q))
+    # One logarithm serves both branches (log(q) = log(p) where p <= 1).
+    log_q = jnp.where(big, -1.0, 1.0) * jnp.log(p)
     k = polyval(q, _PK) - log_q * polyval(q, _QK)
     k = jnp.where(big, k / jnp.sqrt(p), k)
     return jnp.where(p == jnp.inf, 0.0, k)
