@@ -3,6 +3,7 @@
 Run from the repository root::
 
     python bench/bench_scipy.py [NAME ...]   # optional: only these functions
+    python bench/bench_scipy.py --repeat 9 --markdown /tmp/table.md   # the docs' table
 
 For each function, one array of 1,000,000 float64 inputs is drawn from the function's
 documented test domain (fixed seed).  The jitted JAX function (x64 enabled, compiled and
@@ -10,13 +11,17 @@ warmed up first, inputs already on the device, timed to ``block_until_ready``) a
 SciPy ufunc on the same NumPy arrays are timed alternately, several times each, in this
 one process.  Printed per function: the medians, the ratio scipy_time / jax_time of the
 medians (goal: >= 1.0) and ``GOAL MET`` / ``GOAL MISSED``.  The machine may be shared
-and noisy: read medians and ratios, not single runs.  The whole run takes about two
-minutes on two cores.
+and noisy: read medians and ratios, not single runs.  ``--repeat N`` sets the number of
+alternating calls per row (default 3-7 by row cost); ``--markdown FILE`` also writes the
+machine line, the load averages and the table that docs/scipy-throughput.md shows.
 """
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import os
+import platform
 import statistics
 import sys
 import time
@@ -343,6 +348,130 @@ def _struve_inputs(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _stats_continuous_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """``scipy.stats`` ``t, f, beta, chi2, gamma`` methods (``_beta_family.py``, ``_stats.py``)."""
+    import scipy.stats as st
+    from jext_scipy_special._functions import _beta_family as bt
+    from jext_scipy_special._functions import _stats as gs
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    def logu(lo: float, hi: float) -> np.ndarray:
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), N))
+
+    cases: dict[str, Case] = {}
+    for dist, method, ours, args in (
+        ("t", "cdf", bt.t_cdf, (u(-20.0, 20.0), logu(0.5, 100.0))),
+        ("t", "sf", bt.t_sf, (u(-20.0, 20.0), logu(0.5, 100.0))),
+        ("t", "ppf", bt.t_ppf, (u(0.001, 0.999), logu(0.5, 100.0))),
+        ("t", "isf", bt.t_isf, (u(0.001, 0.999), logu(0.5, 100.0))),
+        ("f", "cdf", bt.f_cdf, (u(0.0, 30.0), logu(0.5, 100.0), logu(0.5, 100.0))),
+        ("f", "sf", bt.f_sf, (u(0.0, 30.0), logu(0.5, 100.0), logu(0.5, 100.0))),
+        ("f", "ppf", bt.f_ppf, (u(0.001, 0.999), logu(0.5, 100.0), logu(0.5, 100.0))),
+        ("f", "isf", bt.f_isf, (u(0.001, 0.999), logu(0.5, 100.0), logu(0.5, 100.0))),
+        ("beta", "ppf", bt.beta_ppf, (u(0.001, 0.999), logu(0.2, 50.0), logu(0.2, 50.0))),
+        ("beta", "isf", bt.beta_isf, (u(0.001, 0.999), logu(0.2, 50.0), logu(0.2, 50.0))),
+        ("chi2", "ppf", gs.chi2_ppf, (u(0.001, 0.999), logu(0.1, 500.0))),
+        ("chi2", "isf", gs.chi2_isf, (u(0.001, 0.999), logu(0.1, 500.0))),
+        ("gamma", "ppf", gs.gamma_ppf, (u(0.001, 0.999), logu(0.1, 100.0))),
+        ("gamma", "isf", gs.gamma_isf, (u(0.001, 0.999), logu(0.1, 100.0))),
+    ):
+        cases[f"{dist}.{method}"] = (ours, getattr(getattr(st, dist), method), args)
+    return cases
+
+
+def all_cases(rng: np.random.Generator) -> dict[str, Case]:
+    """Every row, in print order (drawn in one fixed order, so a row's inputs do not
+    depend on which rows are selected)."""
+    cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
+    cases |= _poly_misc_inputs(rng) | _bessel_jy_inputs(rng) | _beta_family_inputs(rng)
+    cases |= _discrete_inputs(rng)
+    cases |= _ks_voigt_inputs(rng) | _struve_inputs(rng)
+    cases |= _stats_continuous_inputs(rng)
+    return cases
+
+
+def wrapper_key(row: str) -> tuple[str, str]:
+    """The registered wrapper ``(scope, name)`` a row times: ``"eval_jacobi real"`` is
+    ``special.eval_jacobi``, ``"binom.cdf"`` is ``stats.binom.cdf``."""
+    name = row.split(maxsplit=1)[0]
+    return ("stats" if "." in name else "special", name)
+
+
+def _default_reps(name: str) -> int:
+    # The iterative inverses take seconds per call on 1e6 values: fewer repeats.
+    slow = (
+        "gammaincinv",
+        "gammainccinv",
+        "chdtri",
+        "pdtri",
+        "betaincinv",
+        "betainccinv",
+        "bdtri",
+        "fdtri",
+        "stdtrit",
+        "smirnov",
+        "smirnovi",
+        "struve",
+        "modstruve",
+    )
+    if name in slow or name.endswith(("ppf", "isf")):
+        return 3
+    if name in ("gdtr", "gdtrc", "chdtr", "chdtrc", "pdtr", "pdtrc"):
+        return 5
+    return 7
+
+
+Row = tuple[str, int, float, float, float]  # name, n, jax median, scipy median, ratio
+
+
+def _machine() -> str:
+    """CPU model, cores, jax/scipy versions and the date, for the figures' heading."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model
+            )
+    except OSError:
+        pass
+    return (
+        f"{model}, {os.cpu_count()} cores; jax {jax.__version__} ({jax.default_backend()}), "
+        f"scipy {scipy.__version__}, numpy {np.__version__}, python {platform.python_version()}; "
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
+    )
+
+
+def _load() -> str:
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def markdown(machine: str, load_start: str, load_end: str, rows: list[Row], reps: str) -> str:
+    """The results as the table of docs/scipy-throughput.md (paste it over the old one)."""
+    short = [r for r in rows if r[4] < 1.0]
+    lines = [
+        f"Machine: {machine}.",
+        f"Load average (1/5/15 min) at start {load_start}, at end {load_end}.",
+        f"{N:,} float64 values per row; medians of {reps} alternating calls each.",
+        f"{len(rows) - len(short)} of {len(rows)} rows >= 1.0x SciPy; short: "
+        + (", ".join(r[0] for r in short) or "none")
+        + ".",
+        "",
+        "| function | n | jext median (ms) | SciPy median (ms) | SciPy/jext | status |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for name, n, t_jax, t_sp, ratio in rows:
+        status = ">= 1.0" if ratio >= 1.0 else "short"
+        lines.append(
+            f"| `{name}` | {n:,} | {t_jax * 1e3:.1f} | {t_sp * 1e3:.1f} | {ratio:.2f} | {status} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _bench(
     jax_fn: Callable[..., Any], sp_fn: Callable[..., Any], args: tuple[np.ndarray, ...], reps: int
 ) -> tuple[float, float]:
@@ -363,53 +492,56 @@ def _bench(
     return statistics.median(t_sp), statistics.median(t_jax)
 
 
-def main() -> int:
-    rng = np.random.default_rng(20240601)
-    print(
-        f"jax {jax.__version__} ({jax.default_backend()}), "
-        f"scipy {scipy.__version__}, N = {N:,} float64"
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="only these rows (first word of the row name)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        metavar="N",
+        help="alternating timed calls per row (median of N); default 3, 5 or 7 by row cost",
     )
+    parser.add_argument(
+        "--markdown",
+        metavar="FILE",
+        default=None,
+        help="also write the results as the markdown table of docs/scipy-throughput.md",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    load_start = _load()
+    machine = _machine()
+    rng = np.random.default_rng(20240601)
+    print(machine)
+    print(f"load average at start {load_start}; N = {N:,} float64")
     print(f"{'function':<16}{'scipy median':>14}{'jax median':>14}{'scipy/jax':>11}  goal >= 1.0")
-    missed = 0
-    only = set(sys.argv[1:])
-    cases = _inputs(rng) | _family_inputs(rng) | _special_families_inputs(rng)
-    cases |= _poly_misc_inputs(rng) | _bessel_jy_inputs(rng) | _beta_family_inputs(rng)
-    cases |= _discrete_inputs(rng)
-    cases |= _ks_voigt_inputs(rng) | _struve_inputs(rng)
-    for name, (jax_fn, sp_fn, args) in cases.items():
-        if only and name.split()[0] not in only:
+    only = set(args.names)
+    cases = all_cases(rng)
+    unknown = only - {name.split(maxsplit=1)[0] for name in cases}
+    if unknown:
+        print(f"no such row: {', '.join(sorted(unknown))} (names as this bench prints them)")
+        return 2
+    rows: list[Row] = []
+    for name, (jax_fn, sp_fn, fn_args) in cases.items():
+        if only and name.split(maxsplit=1)[0] not in only:
             continue
-        t_sp, t_jax = _bench(
-            jax_fn,
-            sp_fn,
-            args,
-            reps=3
-            if name
-            in (
-                "gammaincinv",
-                "gammainccinv",
-                "chdtri",
-                "pdtri",
-                "betaincinv",
-                "betainccinv",
-                "bdtri",
-                "fdtri",
-                "stdtrit",
-                "smirnov",
-                "smirnovi",
-                "struve",
-                "modstruve",
-            )
-            or name.endswith(("ppf", "isf"))
-            else 5
-            if name in ("gdtr", "gdtrc", "chdtr", "chdtrc", "pdtr", "pdtrc")
-            else 7,
-        )
+        reps = args.repeat or _default_reps(name)
+        t_sp, t_jax = _bench(jax_fn, sp_fn, fn_args, reps=reps)
         ratio = t_sp / t_jax
+        rows.append((name, len(fn_args[0]), t_jax, t_sp, ratio))
         verdict = "GOAL MET" if ratio >= 1.0 else "GOAL MISSED"
-        missed += ratio < 1.0
         print(f"{name:<16}{t_sp * 1e3:>11.1f} ms{t_jax * 1e3:>11.1f} ms{ratio:>10.2f}x  {verdict}")
-    print(f"{missed} goal(s) missed")
+    load_end = _load()
+    print(f"{sum(r[4] < 1.0 for r in rows)} goal(s) missed; load average at end {load_end}")
+    if args.markdown:
+        reps_text = str(args.repeat) if args.repeat else "3-7 (by row cost)"
+        with open(args.markdown, "w") as f:
+            f.write(markdown(machine, load_start, load_end, rows, reps_text))
+        print(f"markdown table written to {args.markdown}")
     return 0
 
 
