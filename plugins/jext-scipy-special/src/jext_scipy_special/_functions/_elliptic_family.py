@@ -25,7 +25,8 @@ Methods:
 * ``ellipj``: the descending Landen / AGM scheme (A&S 16.4): ``a_{n+1} = (a_n +
   b_n)/2``, ``b_{n+1} = sqrt(a_n b_n)``, ``phi_N = 2^N a_N u``, then
   ``phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2``, each element with
-  its own ``N`` (``c_N / a_N <= eps``), ``dn = cn / cos(phi_1 - phi_0)``; for
+  its own ``N`` (``c_N / a_N <= eps``), ``dn = cn / cos(phi_1 - phi_0)`` (where
+  ``|cn| < |sn|``: ``dn^2 = 1 - m + m (1 - sn)(1 + sn)``); for
   ``(1 - m) cosh(u)^2 < 1e-7`` the first order about ``m = 1`` (A&S 16.15).
 * ``agm``: the arithmetic-geometric mean iteration, a fixed number of steps
   (quadratic convergence once the ratio is near 1; enough for any ratio of
