@@ -27,3 +27,15 @@ def test_elliprc_closed_form_near_equal_and_extreme_arguments() -> None:
     with jax.enable_x64(True):
         got = np.asarray(ef.elliprc(x, y))
     np.testing.assert_allclose(got, sc.elliprc(x, y), rtol=2e-15, atol=0.0)
+
+
+def test_ellipj_float32_dn_where_cn_is_small() -> None:
+    # CI's failing point (cn ~ -8e-4, sn ~ 1): dn as cn / cos(phi_1 - phi_0) inherited
+    # cn's float32 relative error (0.91441 vs 0.91481).  Plus a float32 sweep over the
+    # declared domain, at the wrapper's float32 tolerance, in one compiled program.
+    rng = np.random.default_rng(7)
+    u = np.concatenate([[-4.9236], rng.uniform(-10.0, 10.0, 4000)]).astype(np.float32)
+    m = np.concatenate([[0.16313], rng.uniform(0.0, 1.0, 4000)]).astype(np.float32)
+    ours = [np.asarray(v) for v in jax.jit(ef.ellipj)(u, m)]
+    for got, want in zip(ours, sc.ellipj(u.astype(np.float64), m.astype(np.float64)), strict=True):
+        np.testing.assert_allclose(got, want, rtol=5e-6, atol=5e-6)

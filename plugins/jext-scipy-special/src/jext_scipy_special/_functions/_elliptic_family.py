@@ -25,7 +25,8 @@ Methods:
 * ``ellipj``: the descending Landen / AGM scheme (A&S 16.4): ``a_{n+1} = (a_n +
   b_n)/2``, ``b_{n+1} = sqrt(a_n b_n)``, ``phi_N = 2^N a_N u``, then
   ``phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2``, each element with
-  its own ``N`` (``c_N / a_N <= eps``), ``dn = cn / cos(phi_1 - phi_0)``; for
+  its own ``N`` (``c_N / a_N <= eps``), ``dn = cn / cos(phi_1 - phi_0)`` (where
+  ``|cn| < |sn|``: ``dn^2 = 1 - m + m (1 - sn)(1 + sn)``); for
   ``(1 - m) cosh(u)^2 < 1e-7`` the first order about ``m = 1`` (A&S 16.15).
 * ``agm``: the arithmetic-geometric mean iteration, a fixed number of steps
   (quadratic convergence once the ratio is near 1; enough for any ratio of
@@ -479,14 +480,19 @@ def _ellipj_impl(u: jax.Array, m: jax.Array) -> tuple[jax.Array, ...]:
     levels = (jnp.stack(ratios[::-1]), jnp.stack(gos[::-1]))
     (phi, prev), _ = lax.scan(back, (phi, phi), levels)
     sn, cn = jnp.sin(phi), jnp.cos(phi)
-    # dn = cn / cos(phi_1 - phi_0) (Landen), free of the cancellation in sqrt(1 - m sn^2).
-    dn = cn / jnp.cos(prev - phi)
+    # The amplitude carries an absolute error (~eps |u|), so cn is relatively inexact
+    # near its zeros and sn near its extrema.  dn = cn / cos(phi_1 - phi_0) (Landen) is
+    # free of the cancellation in 1 - m sn^2 but inherits cn's relative error: where
+    # |cn| < |sn|, dn^2 = (1 - m) + m (1 - sn)(1 + sn) from sn instead (cn ~ 1e-3 in
+    # float32 lost 4e-4 of dn through the quotient).
+    m1 = 1.0 - ms
+    from_sn = jnp.sqrt(m1 + ms * ((1.0 - jnp.abs(sn)) * (1.0 + jnp.abs(sn))))
+    dn = jnp.where(jnp.abs(cn) < jnp.abs(sn), from_sn, cn / jnp.cos(prev - phi))
     # m within (1 - m) cosh(u)^2 < 1e-7 of 1 (m == 1 included, where the AGM does not
     # converge): the first order in 1 - m about sn = tanh, cn = dn = sech, am = gd(u)
     # (A&S 16.15; the neglected second order, ~((1 - m) cosh(u)^2)^2 / 64, is below
     # 2e-16).  The Landen amplitude carries ~eps 2^N a_N |u| absolute there, which
     # cn ~ sech(u) cannot afford.
-    m1 = 1.0 - ms
     sh, ch, th = jnp.sinh(us), jnp.cosh(us), jnp.tanh(us)
     se = 1.0 / ch
     near = m1 * ch * ch < 1e-7
