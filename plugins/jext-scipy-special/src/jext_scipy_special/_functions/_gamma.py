@@ -376,16 +376,25 @@ def _gammaincinv_impl(a: jax.Array, y: jax.Array, q: jax.Array) -> jax.Array:
 
 
 _A_EDGES = (1.0, 10.0, 40.0)
-_NCLASS = 2 * (len(_A_EDGES) + 1)
+_NCLASS = 3 * (len(_A_EDGES) + 1)
 
 
 def _cost_class(a: jax.Array, y: jax.Array) -> jax.Array:
     """Work class: series/continued-fraction lengths grow with ``a``; the side
-    (``y <= 1/2`` or not) selects different code paths."""
+    (``y <= 1/2`` or not) selects different code paths, and on the upper side so
+    does where the root lies: below ``a + 1`` each Halley step runs the series, above
+    it the continued fraction.  A chunk holding both runs both loops to their slowest
+    elements, so that side is split at ``P(a, a + 1) ~ Phi(z)`` (Wilson-Hilferty);
+    the split only routes elements (a misrouted one costs time, never accuracy)."""
     cls = jnp.zeros(a.shape, jnp.int32)
     for edge in _A_EDGES:
         cls = cls + (a > edge).astype(jnp.int32)
-    return 2 * cls + (y > 0.5).astype(jnp.int32)
+    a_ = jnp.where(a > 0.0, a, 1.0)
+    c = 1.0 / (9.0 * a_)
+    z = (jnp.cbrt((a_ + 1.0) / a_) - 1.0 + c) / jnp.sqrt(c)
+    past = y > 0.5 * lax.erfc(z * -math.sqrt(0.5))
+    side = jnp.where(y > 0.5, 1 + past.astype(jnp.int32), 0)
+    return 3 * cls + side
 
 
 @jax.custom_jvp
