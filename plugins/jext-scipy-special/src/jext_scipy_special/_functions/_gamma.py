@@ -85,16 +85,23 @@ def log_gamma1p(a: jax.Array) -> jax.Array:
 
 def _log_prefactor(a: jax.Array, x: jax.Array, lg1p: jax.Array) -> jax.Array:
     """``log(x^a e^{-x} / Gamma(a+1))``; ``lg1p = log_gamma1p(a)``."""
-    big = a >= _BIG_A
-    abig = jnp.where(big, a, _BIG_A)
+    return jnp.where(a >= _BIG_A, _log_prefactor_big(a, x), _log_prefactor_small(a, x, lg1p))
+
+
+def _log_prefactor_big(a: jax.Array, x: jax.Array) -> jax.Array:
+    """``_log_prefactor`` where ``a >= 10`` (Temme's form, no ``lgamma``)."""
+    abig = jnp.where(a >= _BIG_A, a, _BIG_A)
     # a (log(x/a) - x/a + 1): via log1pmx((x-a)/a) near x = a (x - a is exact
     # there), directly away from it where (x-a)/a would lose 1 + u = x/a.
     ratio = x / abig
     near = (ratio > 0.5) & (ratio < 2.0)
     phi = jnp.where(near, log1pmx((x - abig) / abig), jnp.log(ratio) - ratio + 1.0)
-    temme = abig * phi - 0.5 * (_LOG_2PI + jnp.log(abig)) - stirling_corr(abig)
-    direct = a * jnp.log(x) - x - lg1p
-    return jnp.where(big, temme, direct)
+    return abig * phi - 0.5 * (_LOG_2PI + jnp.log(abig)) - stirling_corr(abig)
+
+
+def _log_prefactor_small(a: jax.Array, x: jax.Array, lg1p: jax.Array) -> jax.Array:
+    """``_log_prefactor`` where ``a < 10``."""
+    return a * jnp.log(x) - x - lg1p
 
 
 def _p_series(a: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
