@@ -304,12 +304,19 @@ def _halley_step(pb: _Problem, x: jax.Array, done: jax.Array) -> tuple[jax.Array
     use_ser = x < a + 1.0
     s = _p_series(a, x, active & use_ser)  # P = D s
     f = _q_cf(a, x, active & ~use_ser)  # Q = a D f
-    logd = _log_prefactor(a, x, pb.lg1p)
+    # The cost classes split at a = 10, so a chunk mostly needs one form of log D
+    # (the same operations as ``_log_prefactor``, so the same bits).
+    big = a >= _BIG_A
+    zero = jnp.zeros_like(x)
+    logd_big = lax.cond(jnp.any(big), lambda: _log_prefactor_big(a, x), lambda: zero)
+    logd = jnp.where(big, logd_big, _log_prefactor_small(a, x, pb.lg1p))
     dlin = jnp.exp(logd)
     # For a < 10, D = x^a e^-x / Gamma(1+a) with an accurate pow: the residuals
     # below are then formed as ratios (P / y, Q / q) before the log, so they
     # do not inherit eps * |log y| from separate logarithms.
-    dpow = jnp.power(x, a) * jnp.exp(-x) * pb.rg1p
+    dpow = lax.cond(
+        jnp.any(~big), lambda: jnp.power(x, a) * jnp.exp(-x) * pb.rg1p, lambda: zero
+    )
     usable = (a < _BIG_A) & (dpow > dmin) & (dpow < jnp.inf)
     ratio_p = jnp.where(usable, dpow / pb.y, jnp.exp(logd - pb.log_y))
     ratio_q = jnp.where(usable, dpow / pb.q, jnp.exp(logd - pb.log_q))
