@@ -314,9 +314,7 @@ def _halley_step(pb: _Problem, x: jax.Array, done: jax.Array) -> tuple[jax.Array
     # For a < 10, D = x^a e^-x / Gamma(1+a) with an accurate pow: the residuals
     # below are then formed as ratios (P / y, Q / q) before the log, so they
     # do not inherit eps * |log y| from separate logarithms.
-    dpow = lax.cond(
-        jnp.any(~big), lambda: jnp.power(x, a) * jnp.exp(-x) * pb.rg1p, lambda: zero
-    )
+    dpow = lax.cond(jnp.any(~big), lambda: jnp.power(x, a) * jnp.exp(-x) * pb.rg1p, lambda: zero)
     usable = (a < _BIG_A) & (dpow > dmin) & (dpow < jnp.inf)
     ratio_p = jnp.where(usable, dpow / pb.y, jnp.exp(logd - pb.log_y))
     ratio_q = jnp.where(usable, dpow / pb.q, jnp.exp(logd - pb.log_q))
