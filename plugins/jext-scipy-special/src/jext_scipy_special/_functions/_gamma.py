@@ -85,16 +85,23 @@ def log_gamma1p(a: jax.Array) -> jax.Array:
 
 def _log_prefactor(a: jax.Array, x: jax.Array, lg1p: jax.Array) -> jax.Array:
     """``log(x^a e^{-x} / Gamma(a+1))``; ``lg1p = log_gamma1p(a)``."""
-    big = a >= _BIG_A
-    abig = jnp.where(big, a, _BIG_A)
+    return jnp.where(a >= _BIG_A, _log_prefactor_big(a, x), _log_prefactor_small(a, x, lg1p))
+
+
+def _log_prefactor_big(a: jax.Array, x: jax.Array) -> jax.Array:
+    """``_log_prefactor`` where ``a >= 10`` (Temme's form, no ``lgamma``)."""
+    abig = jnp.where(a >= _BIG_A, a, _BIG_A)
     # a (log(x/a) - x/a + 1): via log1pmx((x-a)/a) near x = a (x - a is exact
     # there), directly away from it where (x-a)/a would lose 1 + u = x/a.
     ratio = x / abig
     near = (ratio > 0.5) & (ratio < 2.0)
     phi = jnp.where(near, log1pmx((x - abig) / abig), jnp.log(ratio) - ratio + 1.0)
-    temme = abig * phi - 0.5 * (_LOG_2PI + jnp.log(abig)) - stirling_corr(abig)
-    direct = a * jnp.log(x) - x - lg1p
-    return jnp.where(big, temme, direct)
+    return abig * phi - 0.5 * (_LOG_2PI + jnp.log(abig)) - stirling_corr(abig)
+
+
+def _log_prefactor_small(a: jax.Array, x: jax.Array, lg1p: jax.Array) -> jax.Array:
+    """``_log_prefactor`` where ``a < 10``."""
+    return a * jnp.log(x) - x - lg1p
 
 
 def _p_series(a: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
@@ -297,12 +304,17 @@ def _halley_step(pb: _Problem, x: jax.Array, done: jax.Array) -> tuple[jax.Array
     use_ser = x < a + 1.0
     s = _p_series(a, x, active & use_ser)  # P = D s
     f = _q_cf(a, x, active & ~use_ser)  # Q = a D f
-    logd = _log_prefactor(a, x, pb.lg1p)
+    # The cost classes split at a = 10, so a chunk mostly needs one form of log D
+    # (the same operations as ``_log_prefactor``, so the same bits).
+    big = a >= _BIG_A
+    zero = jnp.zeros_like(x)
+    logd_big = lax.cond(jnp.any(big), lambda: _log_prefactor_big(a, x), lambda: zero)
+    logd = jnp.where(big, logd_big, _log_prefactor_small(a, x, pb.lg1p))
     dlin = jnp.exp(logd)
     # For a < 10, D = x^a e^-x / Gamma(1+a) with an accurate pow: the residuals
     # below are then formed as ratios (P / y, Q / q) before the log, so they
     # do not inherit eps * |log y| from separate logarithms.
-    dpow = jnp.power(x, a) * jnp.exp(-x) * pb.rg1p
+    dpow = lax.cond(jnp.any(~big), lambda: jnp.power(x, a) * jnp.exp(-x) * pb.rg1p, lambda: zero)
     usable = (a < _BIG_A) & (dpow > dmin) & (dpow < jnp.inf)
     ratio_p = jnp.where(usable, dpow / pb.y, jnp.exp(logd - pb.log_y))
     ratio_q = jnp.where(usable, dpow / pb.q, jnp.exp(logd - pb.log_q))
@@ -376,16 +388,25 @@ def _gammaincinv_impl(a: jax.Array, y: jax.Array, q: jax.Array) -> jax.Array:
 
 
 _A_EDGES = (1.0, 10.0, 40.0)
-_NCLASS = 2 * (len(_A_EDGES) + 1)
+_NCLASS = 3 * (len(_A_EDGES) + 1)
 
 
 def _cost_class(a: jax.Array, y: jax.Array) -> jax.Array:
     """Work class: series/continued-fraction lengths grow with ``a``; the side
-    (``y <= 1/2`` or not) selects different code paths."""
+    (``y <= 1/2`` or not) selects different code paths, and on the upper side so
+    does where the root lies: below ``a + 1`` each Halley step runs the series, above
+    it the continued fraction.  A chunk holding both runs both loops to their slowest
+    elements, so that side is split at ``P(a, a + 1) ~ Phi(z)`` (Wilson-Hilferty);
+    the split only routes elements (a misrouted one costs time, never accuracy)."""
     cls = jnp.zeros(a.shape, jnp.int32)
     for edge in _A_EDGES:
         cls = cls + (a > edge).astype(jnp.int32)
-    return 2 * cls + (y > 0.5).astype(jnp.int32)
+    a_ = jnp.where(a > 0.0, a, 1.0)
+    c = 1.0 / (9.0 * a_)
+    z = (jnp.cbrt((a_ + 1.0) / a_) - 1.0 + c) / jnp.sqrt(c)
+    past = y > 0.5 * lax.erfc(z * -math.sqrt(0.5))
+    side = jnp.where(y > 0.5, 1 + past.astype(jnp.int32), 0)
+    return 3 * cls + side
 
 
 @jax.custom_jvp

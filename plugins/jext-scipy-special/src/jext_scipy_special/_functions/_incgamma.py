@@ -29,7 +29,16 @@ import jax.numpy as jnp
 from jax import lax
 
 from ._common import partitioned
-from ._gamma import _log_prefactor, _p_series, _q_cf, _q_small_a, log_gamma1p
+from ._gamma import (
+    _BIG_A,
+    _log_prefactor,
+    _log_prefactor_big,
+    _log_prefactor_small,
+    _p_series,
+    _q_cf,
+    _q_small_a,
+    log_gamma1p,
+)
 
 __all__ = ["gamma_pq", "gammaincc_inv"]
 
@@ -43,7 +52,16 @@ def _pq_parts(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Arr
     use_ser = x < a + 1.0
     s = _p_series(a, x, use_ser)
     f = _q_cf(a, x, ~use_ser)
-    d = jnp.exp(_log_prefactor(a, x, log_gamma1p(a)))
+    # ``gamma_pq`` keeps ``a < 10`` and ``a >= 10`` in separate chunks: each chunk forms
+    # only its own form of ``log D`` (the same operations as ``_log_prefactor``, so the
+    # same bits), not both, and the ``lgamma`` part only where it is used.
+    big = a >= _BIG_A
+    zero = jnp.zeros_like(x)
+    log_d_big = lax.cond(jnp.any(big), lambda: _log_prefactor_big(a, x), lambda: zero)
+    log_d_small = lax.cond(
+        jnp.any(~big), lambda: _log_prefactor_small(a, x, log_gamma1p(a)), lambda: zero
+    )
+    d = jnp.exp(jnp.where(big, log_d_big, log_d_small))
     p_ser = d * s
     q_cf = a * d * f
     small = use_ser & (a < 1.0)
@@ -65,6 +83,7 @@ def _pq_parts(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Arr
 #: Iteration counts that separate the cost classes of one method (see :func:`_cost_class`).
 _COST_EDGES = (6.0, 10.0, 16.0, 25.0, 40.0, 64.0)
 _NCOST = len(_COST_EDGES) + 1
+_NCOST_ALL = 2 * _NCOST + 1  # classes of one form of ``log D``
 
 
 def _cost_class(a: jax.Array, x: jax.Array) -> jax.Array:
@@ -82,7 +101,9 @@ def _cost_class(a: jax.Array, x: jax.Array) -> jax.Array:
     cls = jnp.zeros(n.shape, jnp.int32)
     for edge in _COST_EDGES:
         cls = cls + (n > edge).astype(jnp.int32)
-    return jnp.where(ser, jnp.where(a < 1.0, 2 * _NCOST, cls), _NCOST + cls)
+    cls = jnp.where(ser, jnp.where(a < 1.0, 2 * _NCOST, cls), _NCOST + cls)
+    # ``a >= 10`` apart too: ``log D`` has a different form there (see ``_pq_parts``).
+    return cls + (_NCOST_ALL * (a >= _BIG_A)).astype(jnp.int32)
 
 
 def gamma_pq(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -93,7 +114,7 @@ def gamma_pq(a: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     converges, and an unsorted chunk nearly always holds one slow element of each kind.
     """
     key = _cost_class(jnp.where(a > 0.0, a, 1.0), jnp.where(x > 0.0, x, 1.0))
-    p, q = partitioned(_gamma_pq, key, 2 * _NCOST + 1, a, x)
+    p, q = partitioned(_gamma_pq, key, 2 * _NCOST_ALL, a, x)
     return p, q
 
 
