@@ -1,8 +1,7 @@
 """The loop-free kernels of ``k0, k0e, k1, k1e`` (series to 2, a fitted polynomial in
 ``2/x`` beyond) and ``kn`` built on them, against mpmath: what ``jext check`` does not
-cover.  Values on the declared domains, edges and gradients are ``jext check``'s (and
-``test_special_family_grads.py``'s); SciPy's own tables are in
-``test_special_scipy_data.py``, batch independence in ``test_special_batch.py``.
+cover.  Values on the declared domains, edges and gradients are ``jext check``'s; SciPy's
+own tables are in ``test_special_scipy_data.py``, batch independence in ``test_special_batch.py``.
 """
 
 from __future__ import annotations

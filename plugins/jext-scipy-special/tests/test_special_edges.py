@@ -8,6 +8,7 @@ import pytest
 import scipy.special as sc  # type: ignore[import-untyped]
 from _special_cases import CASE_BY_NAME, JITTED, x64
 from jext_scipy_special import _functions as jf
+from jext_scipy_special._functions import _bessel_jy_family as bessel_jy
 from jext_scipy_special._functions._gamma_family import ndtri_exp
 
 INF, NAN = np.inf, np.nan
@@ -97,7 +98,10 @@ def test_sign_of_zero_results() -> None:
         assert np.signbit(float(jf.erfcinv(1.0)))  # SciPy: -0.0
         assert np.signbit(float(jf.lambertw(-0.0)))
         assert not np.signbit(float(jf.lambertw(0.0)))
+        assert np.signbit(float(bessel_jy.j1(-0.0)))  # odd: SciPy gives -0.0
+        assert not np.signbit(float(bessel_jy.j1(0.0)))
     assert np.signbit(sc.erfcinv(1.0))
+    assert np.signbit(sc.j1(-0.0))
 
 
 def _ndtri_exp_mpmath(y: float) -> float:
@@ -133,3 +137,17 @@ def test_ndtri_exp_vs_mpmath() -> None:
         got = np.asarray(ndtri_exp(y))
     ref = np.array([_ndtri_exp_mpmath(float(v)) for v in y])
     np.testing.assert_allclose(got, ref, rtol=2e-15)
+
+
+def test_ndtri_exp_float32_near_minus_log_2_vs_mpmath() -> None:
+    """float32 needs its own split of ``log 2``: with float64's high word rounded to
+    float32 (1.9e-9 above ``log 2``), ``ndtri_exp(float32(-log 2))`` was +2.9e-17 instead
+    of -2.39e-9 (every ``|x| < 1e-3`` or so lost its digits)."""
+    y0 = np.float32(-np.log(2.0))
+    steps = np.array([-3000, -40, -1, 0, 1, 2, 40, 3000], dtype=np.int32)
+    y = (y0.view(np.int32) + steps).view(np.float32)
+    with x64(True):
+        got = np.asarray(ndtri_exp(y))
+    ref = np.array([_ndtri_exp_mpmath(float(v)) for v in y])
+    np.testing.assert_allclose(got, ref, rtol=5e-6)
+    np.testing.assert_allclose(got, sc.ndtri_exp(y.astype(np.float64)), rtol=5e-6)

@@ -76,7 +76,7 @@ CASES: dict[str, tuple[Any, Any, tuple[tuple[float, float], ...], float]] = {
 #: Laguerre's ``a <= -1``) and, for Legendre, one below ``x = -1`` (a complex value:
 #: nan here, SciPy's ``inf``).  (column -> values) appended to each case's points.
 NANS: dict[str, tuple[tuple[float, ...], ...]] = {
-    "legendre": ((2.5,), (-1.01,)),
+    "legendre": ((2.5, 2.3), (-1.01, float(np.nextafter(-1.0, -2.0)))),
     "gegenbauer": ((2.5, 2.5, 2.5), (-0.5, -1.0, -1.5), (0.3, 0.3, 0.3)),
     "jacobi": ((2.5, 2.5), (-1.0, -2.0), (0.3, 0.3), (0.3, 0.3)),
     "genlaguerre": ((2.5, 2.5), (-1.0, -1.5), (0.3, 0.3)),
@@ -146,11 +146,22 @@ def test_real_degree_derivative_matches_finite_differences() -> None:
 
 
 #: Near ``x = -1`` (the connection formula about ``z = 1``, ``_poly_real._connection``):
-#: distances ``1 + x`` from 1e-1 to 1e-14 and ``x = -1`` itself, the switch-over at
+#: distances ``1 + x`` from 1e-1 to one ulp and ``x = -1`` itself, the switch-over at
 #: ``x = 0`` (``z = 1/2``) and both sides of it, and ``b = c - a - b`` of the Gauss
 #: function integer (the logarithmic case: Legendre, half-integer Gegenbauer ``g``),
 #: near an integer (1e-10, 1e-3 off) and negative.  name -> (degrees, parameter tuples).
-NEAR_X = (-1.0, -1 + 1e-14, -1 + 1e-11, -1 + 1e-8, -1 + 1e-5, -0.999, -0.97, -0.8, -1e-9)
+NEAR_X = (
+    -1.0,
+    float(np.nextafter(-1.0, 0.0)),
+    -1 + 1e-14,
+    -1 + 1e-11,
+    -1 + 1e-8,
+    -1 + 1e-5,
+    -0.999,
+    -0.97,
+    -0.8,
+    -1e-9,
+)
 SWITCH_X = (-(2.0**-53), 0.0, 2.0**-53, 1e-9)
 NEAR: dict[str, tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]] = {
     "legendre": ((0.5, 2.3, 17.6, 43.9, -7.2), ((),)),
@@ -234,3 +245,15 @@ def test_real_degree_derivative_near_minus_one() -> None:
             got = np.asarray(slope[:k])
             fd = np.asarray(value[k : 2 * k] - value[2 * k :]) / (2 * h)
             assert np.all(np.abs(got - fd) <= 1e-7 * np.maximum(1.0, np.abs(fd))), (fn, got, fd)
+
+
+def test_float32_one_ulp_above_minus_one_is_not_minus_one() -> None:
+    # z = (1 - x)/2 rounds to 1 near x = -1 (float32: up to 1 + x = 6e-8; float64 one
+    # ulp either side, see NEAR_X and NANS), which once gave the infinite limit at -1
+    # there; the side is now decided by the exact y = (1 + x)/2.
+    x32 = np.array([np.nextafter(np.float32(-1.0), np.float32(0.0)), -1.0 + 2.0**-23], np.float32)
+    with jax.enable_x64(True):
+        got = np.asarray(pf.eval_legendre(jnp.full(2, 2.3, jnp.float32), jnp.asarray(x32)))
+    with mpmath.workdps(40):
+        want = [float(mpmath.legenp(2.3, 0, float(t), type=2)) for t in x32]
+    np.testing.assert_allclose(got, want, rtol=5e-6)

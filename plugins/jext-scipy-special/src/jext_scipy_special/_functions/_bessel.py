@@ -73,8 +73,11 @@ _SteedState = tuple[
 #: / (8 j)`` is used where ``x >= X`` and ``(nu + 1)^2 <= C x``, with ``N`` terms:
 #: ``(X, C, N)``.  Measured (``tools``-free, exact arithmetic on the terms): over that
 #: region, for orders ``nu`` and ``nu + 1``, the ``N``-th term is below ``eps/4`` of the
-#: sum (the smallest term is about ``e^{-2x}``) and no term exceeds 2, so the alternating
-#: sums (``I``, ``J``, ``Y``) lose at most a bit to cancellation.
+#: sum (the smallest term is about ``e^{-2x}``) and no term exceeds 2.  The alternating
+#: sums (``I``, ``J``, ``Y``) do cancel: at the region's edge ``nu^2 ~ 4x`` the ``I`` sum is
+#: about ``e^{-nu^2/(2x)} ~ e^-2`` against terms of 1 to 2, some 4 bits (measured against
+#: mpmath: at most 2.3e-15 relative for ``ive``, 7.5e-15 for ``yv`` near its zeros;
+#: ``tests/test_special_bessel_hankel_region.py``).
 _ASYM = {True: (25.0, 4.0, 25), False: (12.0, 4.0, 17)}
 
 

@@ -301,7 +301,7 @@ def _backward_j(
     wr = hi * y0 - lo * y1
     scale = (2.0 / (math.pi * x)) / wr
     # The start value 1 was divided by big m times: J_nu = scale * big^-m.
-    return jnp.where(m > 0.0, scale * jnp.exp2(-jnp.log2(big) * m), scale)
+    return jnp.where(m > 0.0, scale * jnp.exp2(-math.log2(big) * m), scale)
 
 
 def _jy_positive(nu: jax.Array, x: jax.Array) -> Pair:

@@ -176,7 +176,8 @@ def _j0(x: jax.Array) -> jax.Array:
 @jax.custom_jvp
 def _j1(x: jax.Array) -> jax.Array:
     v = j1_pos(_finite_abs(x))
-    return jnp.where(jnp.isfinite(x), jnp.where(x < 0.0, -v, v), jnp.nan)
+    # J1 is odd: by the sign bit, not x < 0, so that j1(-0.0) = -0.0 as in SciPy.
+    return jnp.where(jnp.isfinite(x), jnp.where(jnp.signbit(x), -v, v), jnp.nan)
 
 
 @jax.custom_jvp

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
-from ._common import entry_point, polyval, polyval1
+from ._common import entry_point, is_double, polyval, polyval1
 from ._ndtri_exp_coeffs import TAIL_SERIES
 
 __all__ = ["erfcinv", "ndtr", "ndtri", "ndtri_exp"]
@@ -27,10 +27,14 @@ _S2PI = 2.50662827463100050242
 _EXPM2 = 0.13533528323661269189  # exp(-2)
 _LOG1M_EXPM2 = math.log1p(-_EXPM2)
 _LOG_2PI = math.log(2.0 * math.pi)
-#: log 2 in two words: y + _LN2_HI is exact for y in [-2 log 2, -log(2)/2] (Sterbenz),
-#: and _LN2_LO (log 2 - _LN2_HI, from mpmath at 40 digits) carries the next 53 bits.
-_LN2_HI = math.log(2.0)
-_LN2_LO = 2.319046813846299615495e-17
+#: log 2 in two words per precision, ``{double: (hi, lo)}``: ``y + hi`` is exact for ``y``
+#: in [-2 log 2, -log(2)/2] (Sterbenz) and ``lo = log 2 - hi`` (mpmath, 40 digits) carries
+#: the next bits.  Each ``hi`` must be representable in its own dtype: float32 rounds
+#: float64's ``hi`` up by 1.9e-9, which would then be added unaccounted for.
+_LN2_SPLIT = {
+    True: (0.6931471805599453, 2.319046813846299615495e-17),
+    False: (0.693147182464599609375, -1.904654299957767878542e-9),
+}
 #: Cephes' second tail fit holds for z = sqrt(-2 log p) up to 64; the series beyond.
 _FAR_TAIL = 64.0
 
@@ -155,10 +159,11 @@ def ndtri_exp(y: jax.Array) -> jax.Array:
     central = ~(upper | lower)
     # y + log 2 exact near y = -log 2 with a split log 2 (the barrier keeps XLA from
     # folding the two constants back into one).
+    ln2_hi, ln2_lo = _LN2_SPLIT[is_double(y)]
     shifted: jax.Array = lax.optimization_barrier(  # type: ignore[no-untyped-call]
-        jnp.where(central, y, -1.0) + _LN2_HI
+        jnp.where(central, y, -1.0) + ln2_hi
     )
-    e = jnp.expm1(jnp.where(upper, y, shifted + _LN2_LO))
+    e = jnp.expm1(jnp.where(upper, y, shifted + ln2_lo))
     w = jnp.where(central, 0.5 * e, 0.0)
     # z^2 / 4 = -log(q) / 2 in the upper tail and -y / 2 in the lower one: z = 2 sqrt(z^2/4)
     # is sqrt(z^2) rounded, but finite up to y = -max (and 1 / z^2 is then 0).

@@ -319,7 +319,9 @@ def jacobi_type_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> 
     y = 0.5 + 0.5 * x  # exact: not 1 - z
     near = z > Z_SWITCH  # x near -1: the connection formula about z = 1
     far = jnp.where(z < 0.0, z / (z - 1.0) <= Z_MAX, True) & jnp.isfinite(z)
-    ok = far & (z <= 1.0)
+    # x = -1 and below by y, which is exact there: z = 1 - y rounds to 1 one ulp either
+    # side of x = -1 (and in float32 up to y = 3e-8).
+    ok = far & (y >= 0.0)
     # Near -1 the recurrence starts at the highest degree v0 = v1 + k0 with
     # t = 2 (v0 + (a + b + 1)/2) sqrt(y) <= max(b, 2).  Near -1 the function behaves like
     # a Bessel function of order b in t (DLMF 18.15.2): below t = b its y^-b part (the
@@ -359,8 +361,8 @@ def jacobi_type_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> 
         )
         return p + d, d
 
-    out, _ = steps(step, (f1, d1), jnp.where(z < 1.0, m - k0, 0.0))
-    out = jnp.where(z == 1.0, _at_minus_one(n, a, b), out)
+    out, _ = steps(step, (f1, d1), jnp.where(y > 0.0, m - k0, 0.0))
+    out = jnp.where(y == 0.0, _at_minus_one(n, a, b), out)
     return jnp.where(ok, out, jnp.nan)
 
 
