@@ -41,6 +41,17 @@ _GRAD_SAMPLES: Final = 16
 _JIT_VMAP_POINTS: Final = 8
 _SPECIAL_VALUES: Final = (0.0, -0.0, math.inf, -math.inf, math.nan)
 
+STRUCTURE_COMPILE: Final[dict[str, Any]] = {
+    "xla_backend_optimization_level": 0,
+    "xla_llvm_disable_expensive_passes": True,
+    "xla_cpu_use_fusion_emitters": False,
+}
+"""XLA options for the gradient program of a SciPy wrapper: the lowest optimisation level
+and XLA:CPU's older elemental emitter, which compile big kernels several times faster.
+Gradients are compared with finite differences at a relative 1e-5, so these options
+cannot move a right rule to a failure or a wrong one to a pass; values, edge cases,
+``jit``/``vmap`` and batch independence keep the default compilation users get."""
+
 
 def oracle_of(wrapper: ScipyWrapper) -> Callable[..., Any]:
     """The function the wrapper is held to: its own oracle, else the SciPy function it mirrors."""
@@ -290,7 +301,12 @@ class _Session:
             # NumPy arrays, not jnp.asarray: each eager conversion compiles a program.
             columns = [np.asarray(c, dtype) for c in plan.columns[kw]]
             grad_columns = list(plan.grads.get(kw, [])) if "grad" in want else []
-            compiled = jax.jit(program)
+            jitted = jax.jit(program)
+            compiled: Callable[..., Any] = jitted
+            if want == {"grad"}:
+                # Gradients are held to finite differences at 1e-5, far above what XLA's
+                # optimisation level can move (docs/checking.md).
+                compiled = jitted.lower(columns, grad_columns).compile(STRUCTURE_COMPILE)
             result: dict[str, Any] = jax.tree.map(np.asarray, compiled(columns, grad_columns))
             if "among_themselves" in want:
                 # The same executable on a batch of the same shape made of the jit_vmap
