@@ -303,9 +303,10 @@ class _Session:
             grad_columns = list(plan.grads.get(kw, [])) if "grad" in want else []
             jitted = jax.jit(program)
             compiled: Callable[..., Any] = jitted
-            if want == {"grad"}:
+            if want == {"grad"} and jax.default_backend() == "cpu":
                 # Gradients are held to finite differences at 1e-5, far above what XLA's
-                # optimisation level can move (docs/checking.md).
+                # optimisation level can move (docs/checking.md).  CPU only: the options
+                # name XLA:CPU's emitters, and GPU compiles are not where the time goes.
                 compiled = jitted.lower(columns, grad_columns).compile(STRUCTURE_COMPILE)
             result: dict[str, Any] = jax.tree.map(np.asarray, compiled(columns, grad_columns))
             if "among_themselves" in want:
