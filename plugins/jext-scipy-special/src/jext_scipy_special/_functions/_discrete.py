@@ -205,8 +205,11 @@ def _distribution(family: _Family, upper: bool) -> Callable[..., jax.Array]:
     @jax.custom_jvp
     def f(k: jax.Array, s1: jax.Array, s2: jax.Array, loc: jax.Array) -> jax.Array:
         x, ok, top, inside, kk, s1_, s2_ = parts(k, s1, s2, loc)
-        # The incomplete gamma and beta kernels group their elements by cost themselves.
-        cdf, sf = family.tails(kk, s1_, s2_)
+        # The incomplete gamma and beta kernels group their elements by cost themselves;
+        # p = 0 outside the support (whose value is set below) makes it an edge element
+        # of the incomplete beta, whose chunks of edge elements only are skipped.
+        live_p = s2_ if family is _POISSON else jnp.where(inside, s2_, 0.0)
+        cdf, sf = family.tails(kk, s1_, live_p)
         val = jnp.clip(sf if upper else cdf, 0.0, 1.0)
         # SciPy's binom and nbinom take n = inf as valid and give nan inside the support.
         if family is not _POISSON:
