@@ -21,6 +21,7 @@ from jext._errors import LoweringError, RuleError, TransposeError
 from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
 from jext.primitives import Example, LoweringInfo, Primitive
+from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
     CheckResult,
@@ -107,18 +108,21 @@ class _Case:
 
     def run(self, group: str, name: str, program: tuple[Callable[..., Any], Sequence[Any]]) -> Any:
         """``program`` (a function and its arguments) compiled and run: as part ``name`` of
-        the example's shared program ``group`` (``"default"``, or ``"x64"``, traced under
-        ``jax.enable_x64``) where that holds it (see :func:`_shared_parts`), else alone."""
+        the example's shared program ``group`` (``"float32"``, or ``"x64"``, traced under
+        ``jax.enable_x64``) where that holds it (see :func:`_shared_parts`), else alone.
+        Either way it compiles with :func:`structure_options`: ``run`` is for the programs
+        that are compared with finite differences or with one another at a tolerance."""
+        options = structure_options()
 
         def build() -> _Together:
             with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
-                return _Together(_shared_parts(self, group))
+                return _Together(_shared_parts(self, group), options)
 
         together: _Together = self.shared.get(group, build)
         if name in together:
             return together.get(name)
         fn, args = program
-        return jax.jit(fn)(*args)
+        return _compiled(fn, args, options)(*args)
 
     @property
     def leaves(self) -> list[Any]:
@@ -272,7 +276,8 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
     eager = case.eager()
-    jitted = case.run("default", "jit", (case.call_flat, case.leaves))
+    # Alone, at the default compilation: the values users get (the shared programs are not).
+    jitted = jax.jit(case.call_flat)(*case.leaves)
     return _compare(jitted, eager, "jit vs eager")
 
 
@@ -292,7 +297,7 @@ def check_jvp(case: _Case) -> float | None:
 
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
-    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    group = "x64" if np.dtype(dtype) == np.float64 else "float32"
     tangent, fd, finite = case.run(group, f"jvp {np.dtype(dtype).name}", _jvp_program(case, dtype))
     return _jvp_finish(case, dtype, tangent, fd, finite)
 
@@ -426,7 +431,7 @@ def _vdot(a: Any, b: Any) -> float:
 
 
 def _jacrev_vs_jacfwd(case: _Case) -> float:
-    fwd, rev = case.run("default", "jacrev", _jacrev_program(case))
+    fwd, rev = case.run("float32", "jacrev", _jacrev_program(case))
     return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
 
 
@@ -463,7 +468,7 @@ def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
 def check_batching(case: _Case) -> float | None:
     """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
     batches = _Batches(case)
-    got, got_nested = case.run("default", "batching", batches.program())
+    got, got_nested = case.run("float32", "batching", batches.program())
     configs, inputs, inner, nested = batches.configs, batches.inputs, batches.inner, batches.nested
     n_leaves = len(case.leaves)
     case.eager()  # the loops below call the primitive eagerly: its program compiles once
@@ -643,8 +648,13 @@ class _Together:
     computed alone when asked for, so every error stays with the part that raised it.
     """
 
-    def __init__(self, parts: Mapping[str, tuple[Callable[..., Any], Sequence[Any]]]) -> None:
+    def __init__(
+        self,
+        parts: Mapping[str, tuple[Callable[..., Any], Sequence[Any]]],
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self._parts = parts
+        self._options = options
         self._errors: dict[str, Exception] = {}
         self._values: dict[str, Any] = {}
         self._merged = True
@@ -660,8 +670,9 @@ class _Together:
 
         if not parts:
             return
+        args = {k: list(a) for k, (_, a) in parts.items()}
         try:
-            self._values = jax.jit(program)({k: list(a) for k, (_, a) in parts.items()})
+            self._values = _compiled(program, (args,), options)(args)
         except Exception:  # computed part by part below, each with its own error
             self._merged = False
             self._errors = {}
@@ -676,7 +687,33 @@ class _Together:
                 raise self._errors[name]
             return self._values[name]
         fn, args = self._parts[name]
-        return jax.jit(fn)(*args)
+        return _compiled(fn, args, self._options)(*args)
+
+
+def structure_options() -> Mapping[str, Any] | None:
+    """The XLA options of the programs that check a rule's structure, not its last bits.
+
+    These programs compare a rule with finite differences (``jvp``, ``higher_order``), with
+    another transformation compiled beside it (``jacrev`` vs ``jacfwd``, ``vmap`` of
+    ``grad`` vs a loop), or ``vmap`` with a loop of eager calls at the jit-vs-eager
+    tolerance, far above the last-bit differences an optimisation level makes (XLA:CPU's
+    default contracts ``a*b + c`` into one rounding, its lowest level does not).  On CPU
+    they compile with :data:`STRUCTURE_COMPILE`, about five times faster; the ``jit``
+    check, the eager calls and the ``lowering`` check's programs keep JAX's default
+    compilation, the values users get.  Other backends compile as usual (the options name
+    XLA:CPU's emitters).
+    """
+    return STRUCTURE_COMPILE if jax.default_backend() == "cpu" else None
+
+
+def _compiled(
+    fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, Any] | None
+) -> Callable[..., Any]:
+    """``jax.jit(fn)``, compiled for ``args`` with XLA ``options`` where given."""
+    if options is None:
+        return jax.jit(fn)
+    compiled: Callable[..., Any] = jax.jit(fn).lower(*args).compile(dict(options))
+    return compiled
 
 
 def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
@@ -835,7 +872,7 @@ def check_higher_order(case: _Case) -> float | None:
 
 
 def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
-    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    group = "x64" if np.dtype(dtype) == np.float64 else "float32"
     program = _higher_order_program(case, i, dtype)
     hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
     _, rtol, atol = _FD[np.dtype(dtype)]
@@ -885,15 +922,15 @@ def _first_real(case: _Case) -> int:
 def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """The programs of an example's checks that compile as one (see :class:`_Together`).
 
-    ``"default"`` holds the ``jit`` check's, the float32 ``jvp``'s, ``transpose``'s
-    jacrev-vs-jacfwd and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
-    float64 ``jvp``'s and ``higher_order``'s.  Only the checks that will run are included
+    ``"float32"`` holds the float32 ``jvp``'s, ``transpose``'s jacrev-vs-jacfwd and
+    ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the float64 ``jvp``'s and
+    ``higher_order``'s.  Only the checks that will run are included
     (``case.shared.checks``).  A program whose making raises (a check that skips, say) is
-    left out: its check meets that error itself and reports it.
+    left out: its check meets that error itself and reports it.  The ``jit`` check's
+    program is not among them: it compiles as users compile (see :func:`structure_options`).
     """
     builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
-        "default": [
-            ("jit", "jit", lambda: (case.call_flat, case.leaves)),
+        "float32": [
             ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
             ("transpose", "jacrev", lambda: _jacrev_program(case)),
             ("batching", "batching", lambda: _Batches(case).program()),
