@@ -70,8 +70,11 @@ _BATCH: Final = 3
 class _Shared:
     """Values the checks of one example compute once and share, across threads."""
 
-    def __init__(self, checks: Sequence[str] = ()) -> None:
+    def __init__(
+        self, checks: Sequence[str] = (), platforms: Sequence[str] = ALL_PLATFORMS
+    ) -> None:
         self.checks = frozenset(checks)  # the checks that will run: see _shared_parts
+        self.platforms = tuple(platforms)  # those the ``lowering`` check exports for
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._values: dict[str, tuple[bool, Any]] = {}
@@ -108,21 +111,30 @@ class _Case:
 
     def run(self, group: str, name: str, program: tuple[Callable[..., Any], Sequence[Any]]) -> Any:
         """``program`` (a function and its arguments) compiled and run: as part ``name`` of
-        the example's shared program ``group`` (``"float32"``, or ``"x64"``, traced under
-        ``jax.enable_x64``) where that holds it (see :func:`_shared_parts`), else alone.
-        Either way it compiles with :func:`structure_options`: ``run`` is for the programs
-        that are compared with finite differences or with one another at a tolerance."""
-        options = structure_options()
+        the example's shared program ``group`` where that holds it (see
+        :func:`_shared_parts`), else alone, compiled as that group is."""
+        together = self.together(group)
+        if name in together:
+            return together.get(name)
+        fn, args = program
+        return _compiled(fn, args, together.options)(*args)
+
+    def together(self, group: str) -> _Together:
+        """The example's shared program ``group``, built and run once: ``"values"`` at JAX's
+        default compilation (the values users get), ``"float32"`` and ``"x64"`` (traced
+        under ``jax.enable_x64``) with :func:`structure_options`."""
+        options = None if group == "values" else structure_options()
 
         def build() -> _Together:
             with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
                 return _Together(_shared_parts(self, group), options)
 
         together: _Together = self.shared.get(group, build)
-        if name in together:
-            return together.get(name)
-        fn, args = program
-        return _compiled(fn, args, options)(*args)
+        return together
+
+    def exported(self) -> Any:
+        """The primitive exported for every platform checked (see :func:`_check_exports`)."""
+        return self.shared.get("exported", lambda: _check_exports(self, self.shared.platforms))
 
     @property
     def leaves(self) -> list[Any]:
@@ -276,8 +288,7 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
     eager = case.eager()
-    # Alone, at the default compilation: the values users get (the shared programs are not).
-    jitted = jax.jit(case.call_flat)(*case.leaves)
+    jitted = case.run("values", "jit", (case.call_flat, case.leaves))
     return _compare(jitted, eager, "jit vs eager")
 
 
@@ -580,25 +591,12 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
        - a raw MLIR rule of a platform with no backend is exported only (noted).
     3. The CPU export's values equal the reference's.
     """
-    exported = _check_exports(case, platforms)
-    reference = _reference_flat(case)
-    # Everything run on the default device is one program (see _Together): the reference,
-    # the CPU rule, the CPU export and each traceable rule under jit, vmap and grad.
-    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
-        "reference": (reference, case.leaves)
-    }
+    case.exported()  # CheckFailure naming each platform that does not export
+    # Everything run on the default device is part of the example's "values" program,
+    # beside the jit check's: the reference, the CPU rule, the CPU export and each
+    # traceable rule under jit, vmap and grad (_lowering_parts).
+    results = case.together("values")
     here = _default_platform()
-    for platform in platforms:
-        info = case.prim.lowering_rule(platform)
-        if info is None:
-            continue
-        if platform == here and info.kind != "reference":
-            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
-        elif not _has_backend(platform) and info.kind == "traceable":
-            parts.update(_traceable_rule_parts(case, info, reference))
-    if "cpu" in platforms:
-        parts["export"] = (exported.call, case.leaves)
-    results = _Together(parts)
     want = results.get("reference")
     worst = 0.0
     for platform in platforms:
@@ -634,6 +632,28 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     return worst
 
 
+def _lowering_parts(case: _Case) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """What :func:`check_lowering` runs here, as parts of one program (see its docstring)."""
+    exported = case.exported()
+    platforms = case.shared.platforms
+    reference = _reference_flat(case)
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
+        "reference": (reference, case.leaves)
+    }
+    here = _default_platform()
+    for platform in platforms:
+        info = case.prim.lowering_rule(platform)
+        if info is None:
+            continue
+        if platform == here and info.kind != "reference":
+            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
+        elif not _has_backend(platform) and info.kind == "traceable":
+            parts.update(_traceable_rule_parts(case, info, reference))
+    if "cpu" in platforms:
+        parts["export"] = (exported.call, case.leaves)
+    return parts
+
+
 def _default_platform() -> str | None:
     """``"cpu"`` where JAX's default device is a CPU (the checks' programs run there)."""
     return "cpu" if jax.default_backend() == "cpu" else None
@@ -654,7 +674,7 @@ class _Together:
         options: Mapping[str, Any] | None = None,
     ) -> None:
         self._parts = parts
-        self._options = options
+        self.options = options  # the XLA options it compiles with (None: JAX's default)
         self._errors: dict[str, Exception] = {}
         self._values: dict[str, Any] = {}
         self._merged = True
@@ -687,7 +707,7 @@ class _Together:
                 raise self._errors[name]
             return self._values[name]
         fn, args = self._parts[name]
-        return _compiled(fn, args, self._options)(*args)
+        return _compiled(fn, args, self.options)(*args)
 
 
 def structure_options() -> Mapping[str, Any] | None:
@@ -922,13 +942,23 @@ def _first_real(case: _Case) -> int:
 def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """The programs of an example's checks that compile as one (see :class:`_Together`).
 
-    ``"float32"`` holds the float32 ``jvp``'s, ``transpose``'s jacrev-vs-jacfwd and
-    ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the float64 ``jvp``'s and
-    ``higher_order``'s.  Only the checks that will run are included
-    (``case.shared.checks``).  A program whose making raises (a check that skips, say) is
-    left out: its check meets that error itself and reports it.  The ``jit`` check's
-    program is not among them: it compiles as users compile (see :func:`structure_options`).
+    ``"values"`` (JAX's default compilation) holds the ``jit`` check's program and every
+    part of the ``lowering`` check's; ``"float32"`` the float32 ``jvp``'s, ``transpose``'s
+    jacrev-vs-jacfwd and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
+    float64 ``jvp``'s and ``higher_order``'s; the last two compile with
+    :func:`structure_options`.  Only the checks that will run are included
+    (``case.shared.checks``).  A program whose making raises (a check that skips, a
+    primitive that does not export) is left out: its check meets that error itself and
+    reports it.
     """
+    if group == "values":
+        values: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {}
+        if "jit" in case.shared.checks:
+            values["jit"] = (case.call_flat, case.leaves)
+        if "lowering" in case.shared.checks:
+            with contextlib.suppress(Exception):  # check_lowering meets it and reports it
+                values.update(_lowering_parts(case))
+        return values
     builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
         "float32": [
             ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
@@ -990,7 +1020,7 @@ def run_check(
     skipped: list[str] = []
     notes: list[str] = []
     for n, example in enumerate(examples):
-        case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,)))
+        case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,), platforms))
         where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
         result = guarded(check, functools.partial(runner, case, *extra), where=where)
         if result.status == "fail":
@@ -1042,7 +1072,7 @@ def submit_report(
         failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
         return lambda progress: failed
 
-    shared = [_Shared(checks) for _ in examples]
+    shared = [_Shared(checks, platforms) for _ in examples]
 
     def run(check: str) -> CheckResult:
         return run_check(prim, check, examples, platforms=platforms, shared=shared)
