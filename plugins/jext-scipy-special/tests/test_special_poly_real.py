@@ -49,7 +49,8 @@ def _values(fn: Callable[..., jax.Array], *cols: Any) -> np.ndarray:
 def _slope_program(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
     def slope(*args: jax.Array) -> jax.Array:
         *params, x = args
-        return jax.jvp(lambda u: fn(*params, u), (x,), (jnp.ones_like(x),))[1]
+        tangent: jax.Array = jax.jvp(lambda u: fn(*params, u), (x,), (jnp.ones_like(x),))[1]
+        return tangent
 
     return jax.jit(slope)
 
@@ -183,7 +184,7 @@ def _check_slopes(cases: list[SlopeCase], rel: float) -> None:
 def test_real_degree_derivative_matches_finite_differences() -> None:
     # d/dx through the identities at real degree (P_v' = C^(3/2)_{v-1}, the Jacobi and
     # Laguerre shifts); central differences of the values, h = 1e-6.
-    cases = [
+    cases: list[SlopeCase] = [
         (pf.eval_legendre, ([7.3, -3.6],), [0.41, -0.7]),
         (pf.eval_gegenbauer, ([5.4, 0.3], [1.7, 0.6]), [0.2, 1.5]),
         (pf.eval_sh_jacobi, ([3.5, 0.6], [2.5, 1.3], [0.7, 0.4]), [0.6, 0.3]),
@@ -266,7 +267,7 @@ def test_real_degree_derivative_near_minus_one() -> None:
     # d/dx from the connection formula's region (the identities evaluate it at other
     # parameters, b + 1 included: Legendre's derivative is a Gegenbauer function with an
     # integer b = 1); central differences with a step relative to 1 + x.
-    cases = [
+    cases: list[SlopeCase] = [
         (pf.eval_legendre, ([7.3, -3.6, 21.4],), [-0.9999, -0.97, -0.4]),
         (pf.eval_gegenbauer, ([5.4, 2.2, 13.1], [1.5, 0.8, 3.7]), [-0.99, -0.99999, -0.3]),
         (
