@@ -98,14 +98,14 @@ def test_large_batches_give_the_small_batch_bits(name: str) -> None:
 def test_large_batches_skip_only_chunks_of_unused_elements() -> None:
     """``binom.cdf`` outside the support (``k < 0`` or ``k >= n``, values the wrapper sets
     itself) leaves whole chunks of such elements out of the incomplete beta: a large batch
-    that is mostly outside gives, element for element, the bits of batches of 64 and of
-    the large batch reversed, and the support's edge values."""
+    that is mostly outside gives, element for element, the bits of batches of ``HEAD``
+    and of the large batch reversed, and the support's edge values."""
     (wrapper,) = [w for w in WRAPPERS if w.name == "binom.cdf"]
     rng = _rng(wrapper, "outside the support")
     k = rng.uniform(-60.0, 180.0, BIG)
     n = np.floor(rng.uniform(0.0, 121.0, BIG))
     p = rng.uniform(0.0, 1.0, BIG)
-    fn = jax.jit(wrapper.function)
+    fn = wrapper.function
     with x64(True):
         big = np.asarray(fn(k, n, p))
         reverse = np.asarray(fn(k[::-1], n[::-1], p[::-1]))[::-1]
