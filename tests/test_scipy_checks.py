@@ -10,7 +10,8 @@ import jax.scipy.special as jsp
 
 import jext.scipy
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
-from jext.testing._scipy_checks import STRUCTURE_COMPILE, run_scipy_check
+from jext.testing._compile import STRUCTURE_COMPILE
+from jext.testing._scipy_checks import run_scipy_check
 
 
 def erf_wrapper(function: Any, **options: Any) -> ScipyWrapper:

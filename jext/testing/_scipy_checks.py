@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jext.scipy._wrapper import Domain, EdgeCase, ScipyWrapper
+from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
     CheckResult,
@@ -40,20 +41,6 @@ _SAMPLES: Final = 2000
 _GRAD_SAMPLES: Final = 16
 _JIT_VMAP_POINTS: Final = 8
 _SPECIAL_VALUES: Final = (0.0, -0.0, math.inf, -math.inf, math.nan)
-
-STRUCTURE_COMPILE: Final[dict[str, Any]] = {
-    "xla_backend_optimization_level": 0,
-    "xla_llvm_disable_expensive_passes": True,
-    "xla_cpu_use_fusion_emitters": False,
-}
-"""XLA options for the gradient program and the ``vmap``/scalar-call program of a SciPy
-wrapper: the lowest optimisation level and XLA:CPU's older elemental emitter, which
-compile big kernels three to four times faster.  Neither program's results are held to
-the last bit: gradients are compared with finite differences at a relative 1e-5, the
-``vmap`` and scalar calls with the values at the wrapper's tolerance (what a wrong
-batching rule or a shape-dependent function moves by far more than the rounding these
-options change: docs/checking.md).  Values, edge cases and batch independence keep the
-default compilation users get."""
 
 
 def oracle_of(wrapper: ScipyWrapper) -> Callable[..., Any]:
@@ -206,9 +193,11 @@ def _plan(wrapper: ScipyWrapper) -> _Plan:
 
 #: The shared programs of a wrapper, per dtype and keyword set, and the parts each computes.
 #: The values program holds one copy of the function, at the default compilation users
-#: get.  The ``vmap`` and scalar-call copies (compared with the values at a tolerance) and
-#: the gradient (compared with finite differences) are programs of their own, compiled at
-#: ``STRUCTURE_COMPILE``; apart, they also compile beside the values on other cores.
+#: get.  The ``vmap`` and scalar-call copies (compared with the values at the wrapper's
+#: tolerance, which a wrong batching rule or a shape-dependent function misses by far) and
+#: the gradient (compared with finite differences at 1e-5) are programs of their own,
+#: compiled on CPU with ``STRUCTURE_COMPILE``, three to four times faster than the default
+#: for the big kernels; apart, they also compile beside the values on other cores.
 _PROGRAMS: Final = {
     "values": ("eval", "among_themselves"),
     "jit_vmap": ("jit_vmap",),
