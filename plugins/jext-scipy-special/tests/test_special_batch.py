@@ -70,7 +70,8 @@ def test_domains_match_scipy(wrapper: ScipyWrapper) -> None:
 #: One wrapper per kernel that splits a large batch into chunks (``_common.chunked``) or
 #: groups it by cost first (``_common.partitioned``): below ``CHUNK_SIZE`` elements neither
 #: runs, so ``jext check``'s small batches never reach them.
-CHUNKED = ["stdtr", "kv", "jv", "yn", "eval_legendre", "gdtr", "binom.cdf", "smirnovi"]
+#: The incomplete beta (``_beta.beta_pq``) has its own test below (``binom.cdf``).
+CHUNKED = ["stdtr", "kv", "jv", "yn", "eval_legendre", "gdtr", "smirnovi"]
 CHUNKED += ["voigt_profile", "struve", "betaincinv"]
 BIG = 9001  # several chunks of 2048 and of 4096, and a ragged last one
 HEAD = N  # the value check's size: its compiled program serves (stdtr, kv) here too
@@ -92,3 +93,27 @@ def test_large_batches_give_the_small_batch_bits(name: str) -> None:
     assert np.isfinite(big).mean() > 0.9, "the sample should be mostly inside the domain"
     np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
     np.testing.assert_array_equal(big[:HEAD].view(np.uint64), small.view(np.uint64))
+
+
+def test_large_batches_skip_only_chunks_of_unused_elements() -> None:
+    """``binom.cdf`` outside the support (``k < 0`` or ``k >= n``, values the wrapper sets
+    itself) leaves whole chunks of such elements out of the incomplete beta: a large batch
+    that is mostly outside gives, element for element, the bits of batches of ``HEAD``
+    and of the large batch reversed, and the support's edge values."""
+    (wrapper,) = [w for w in WRAPPERS if w.name == "binom.cdf"]
+    rng = _rng(wrapper, "outside the support")
+    k = rng.uniform(-60.0, 180.0, BIG)
+    n = np.floor(rng.uniform(0.0, 121.0, BIG))
+    p = rng.uniform(0.0, 1.0, BIG)
+    fn = wrapper.function
+    with x64(True):
+        big = np.asarray(fn(k, n, p))
+        reverse = np.asarray(fn(k[::-1], n[::-1], p[::-1]))[::-1]
+        pad = -BIG % HEAD
+        cols = [np.concatenate([c, c[:pad]]).reshape(-1, HEAD) for c in (k, n, p)]
+        pieces = np.concatenate([np.asarray(fn(*row)) for row in zip(*cols, strict=True)])
+    outside = (k < 0.0) | (k >= n)
+    assert outside.mean() > 0.6, "most of the batch should be outside the support"
+    np.testing.assert_array_equal(big.view(np.uint64), pieces[:BIG].view(np.uint64))
+    np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
+    np.testing.assert_array_equal(big[outside], np.where(k[outside] < 0.0, 0.0, 1.0))

@@ -272,6 +272,18 @@ def chunked(
     whole array waiting for the slowest element.  Inputs of at most ``chunk``
     elements are passed through unchanged.
     """
+    return _chunked_from(fn, None, *arrays, chunk=chunk)
+
+
+def _chunked_from(
+    fn: Callable[..., tuple[jax.Array, ...]],
+    skip: jax.Array | None,
+    *arrays: jax.Array,
+    chunk: int = CHUNK_SIZE,
+) -> tuple[jax.Array, ...]:
+    """:func:`chunked`, leaving out the first ``skip // chunk`` chunks (their outputs are
+    0): ``skip`` (a traced count, or ``None``) leading elements whose values the caller
+    does not use."""
     shape = arrays[0].shape
     size = int(np.prod(shape, dtype=np.int64))
     if size <= chunk:
@@ -281,7 +293,21 @@ def chunked(
     blocks = tuple(
         jnp.pad(a.reshape(-1), (0, pad), mode="edge").reshape(nchunks, chunk) for a in arrays
     )
-    out = lax.map(lambda args: fn(*args), blocks)
+    if skip is None:
+        out = lax.map(lambda args: fn(*args), blocks)
+    else:
+        # The same per-chunk program as lax.map's, over the chunks from the first one
+        # that holds a used element.
+        shapes = jax.eval_shape(fn, *(b[0] for b in blocks))
+        init = tuple(jnp.zeros((nchunks, *s.shape), s.dtype) for s in shapes)
+
+        def body(i: jax.Array, outs: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+            res = fn(*(lax.dynamic_index_in_dim(b, i, keepdims=False) for b in blocks))
+            return tuple(
+                lax.dynamic_update_index_in_dim(o, r, i, 0) for o, r in zip(outs, res, strict=True)
+            )
+
+        out = lax.fori_loop(skip // chunk, nchunks, body, init)
     return tuple(o.reshape(-1)[:size].reshape(shape) for o in out)
 
 
@@ -364,6 +390,7 @@ def partitioned(
     nbuckets: int,
     *arrays: jax.Array,
     chunk: int = CHUNK_SIZE,
+    skip_first: bool = False,
 ) -> tuple[jax.Array, ...]:
     """Like :func:`chunked`, but first groups elements by an integer cost class.
 
@@ -374,7 +401,9 @@ def partitioned(
     :func:`chunked`, and the results are permuted back.  Because vectorised
     iterations run in lock-step until the slowest element of a chunk is done,
     this turns "max cost per chunk" into roughly "average cost".  Inputs of at
-    most ``chunk`` elements are passed straight to ``fn``.
+    most ``chunk`` elements are passed straight to ``fn``.  ``skip_first``: the values
+    of class 0 are not used (the caller sets them), so chunks of class 0 only are not
+    evaluated (their outputs are 0).
     """
     shape = arrays[0].shape
     size = int(np.prod(shape, dtype=np.int64))
@@ -402,7 +431,8 @@ def partitioned(
     sorted_arrays = tuple(
         a.reshape(-1).at[order].get(mode="promise_in_bounds", unique_indices=True) for a in arrays
     )
-    out = chunked(fn, *sorted_arrays, chunk=chunk)
+    skip = jnp.sum(flat_key == 0) if skip_first else None
+    out = _chunked_from(fn, skip, *sorted_arrays, chunk=chunk)
     return tuple(
         jnp.zeros_like(o)
         .at[order]
