@@ -35,6 +35,7 @@ __all__ = [
     "rgamma1p_parts",
     "rgamma1p_small",
     "stirling_corr",
+    "subnormal_log",
     "tangent",
     "tiny_of",
 ]
@@ -153,6 +154,24 @@ def eps_of(x: jax.Array) -> float:
 def tiny_of(x: jax.Array) -> float:
     """Smallest positive normal number of the dtype of ``x``."""
     return float(np.finfo(x.dtype).tiny)
+
+
+def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mask, log|x|)`` for subnormal ``x`` (``mask`` false, log 0 elsewhere).
+
+    XLA on CPU treats subnormal operands of arithmetic and comparisons as zero (and
+    flushes subnormal results to zero), but moves their bits untouched: the value is
+    read here from the bits, ``|x| = m 2^-(bias + mantissa bits - 1)`` with the integer
+    ``m`` below ``2^52`` (``2^23``) converted exactly.
+    """
+    double = is_double(x)
+    itype = jnp.int64 if double else jnp.int32
+    mantissa_bits = 52 if double else 23
+    bits = lax.bitcast_convert_type(x, itype) & ((1 << (63 if double else 31)) - 1)
+    mask = (bits > 0) & (bits < (1 << mantissa_bits))
+    m = jnp.where(mask, bits, 1).astype(x.dtype)
+    scale = 1074 if double else 149
+    return mask, jnp.where(mask, jnp.log(m) - scale * math.log(2.0), 0.0)
 
 
 def polyval(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:
