@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import zlib
 
+import jax
 import numpy as np
 import pytest
 from _special_cases import x64
