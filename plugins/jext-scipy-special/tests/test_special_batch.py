@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import zlib
 
+import jax
 import numpy as np
 import pytest
 from _special_cases import x64
@@ -117,3 +118,55 @@ def test_large_batches_skip_only_chunks_of_unused_elements() -> None:
     np.testing.assert_array_equal(big.view(np.uint64), pieces[:BIG].view(np.uint64))
     np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
     np.testing.assert_array_equal(big[outside], np.where(k[outside] < 0.0, 0.0, 1.0))
+
+
+def _exp_partial_sums(r: np.ndarray, *, per_group: bool, unroll: int) -> np.ndarray:
+    """``sum_n r^n / n!`` stopped as ``iterate`` stops it, one element at a time in Python."""
+    out = []
+    for rr in r:
+        term, total, n = 1.0, 1.0, 1
+        while not term <= 1e-3 * total:
+            for _ in range(unroll if per_group else 1):
+                term = term * rr / n
+                total, n = total + term, n + 1
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("per_group", [False, True], ids=["per_step", "per_group"])
+def test_iterate_stops_each_element_on_its_own_steps(per_group: bool) -> None:
+    """``iterate`` freezes every element at its own step count (after the step at which
+    it converged, or with ``freeze_per_group`` at the end of that group of steps): alone
+    or among slower and faster elements it gives the same bits, the partial sum a plain
+    loop over that element gives."""
+    from jext_scipy_special._functions._common import iterate
+
+    unroll = 4
+
+    def run(r: jax.Array) -> jax.Array:
+        def step(i: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+            term = st[1] * r / i
+            return st[0], term, st[2] + term
+
+        def converged(st: tuple[jax.Array, ...]) -> jax.Array:
+            return st[1] <= 1e-3 * st[2]
+
+        one = jax.numpy.ones_like(r)
+        state = iterate(
+            step, (r, one, one), converged, 200, r.dtype, unroll, freeze_per_group=per_group
+        )
+        return state[2]
+
+    r = np.array([0.1, 3.0, 30.0, 0.5, 12.0, 1.0, 7.0])
+    # Batches of 64 like ``entry_point``'s padding (XLA computes a vector's tail with
+    # scalar code, which rounds differently): each element among the others, or alone.
+    compiled = jax.jit(run)
+    with x64(True):
+        batch = np.asarray(compiled(np.resize(r, 64)))[: r.size]
+        alone = np.array([np.asarray(compiled(np.full(64, v)))[0] for v in r])
+    np.testing.assert_array_equal(batch, alone)
+    expected = _exp_partial_sums(r, per_group=per_group, unroll=unroll)
+    np.testing.assert_allclose(batch, expected, rtol=1e-14)
+    # The two stopping rules differ on these elements, so the reference tells them apart.
+    other = _exp_partial_sums(r, per_group=not per_group, unroll=unroll)
+    assert np.any(np.abs(other - expected) > 1e-6 * expected)

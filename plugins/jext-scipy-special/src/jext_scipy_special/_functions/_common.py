@@ -322,6 +322,8 @@ def iterate(
     max_iter: int,
     dtype: jnp.dtype,
     unroll: int = 4,
+    *,
+    freeze_per_group: bool = False,
 ) -> S:
     """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until ``converged(state)``.
 
@@ -333,10 +335,23 @@ def iterate(
     converged element would go on iterating while the slowest element of its
     batch has not converged, and the last bits of its value would depend on
     which other elements it was computed with.
+
+    ``freeze_per_group=True`` tests ``converged`` once per group of ``unroll`` steps
+    instead of after every step: an element then stops at the end of the first group
+    after which it has converged (up to ``unroll - 1`` extra steps, which only refine
+    it).  That is still the element's own sequence of steps, so its value does not
+    depend on the batch either, and a step costs no selects: for the short, cheap
+    steps of a continued fraction they are a large part of the work.
     """
 
     def body(carry: tuple[jax.Array, S]) -> tuple[jax.Array, S]:
         i, st = carry
+        if freeze_per_group:
+            new = st
+            for k in range(unroll):
+                new = step(i + float(k), new)
+            st = jax.tree.map(functools.partial(_keep_if, converged(st)), st, new)
+            return i + float(unroll), st
         for k in range(unroll):
             st = jax.tree.map(
                 functools.partial(_keep_if, converged(st)), st, step(i + float(k), st)
