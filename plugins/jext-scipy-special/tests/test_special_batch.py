@@ -73,7 +73,7 @@ def test_domains_match_scipy(wrapper: ScipyWrapper) -> None:
 #: runs, so ``jext check``'s small batches never reach them.
 #: The incomplete beta (``_beta.beta_pq``) has its own test below (``binom.cdf``).
 CHUNKED = ["stdtr", "kv", "jv", "yn", "eval_legendre", "gdtr", "smirnovi"]
-CHUNKED += ["voigt_profile", "struve", "betaincinv"]
+CHUNKED += ["voigt_profile", "struve", "betaincinv", "elliprj"]
 BIG = 9001  # several chunks of 2048 and of 4096, and a ragged last one
 HEAD = N  # the value check's size: its compiled program serves (stdtr, kv) here too
 
@@ -170,3 +170,28 @@ def test_iterate_stops_each_element_on_its_own_steps(per_group: bool) -> None:
     # The two stopping rules differ on these elements, so the reference tells them apart.
     other = _exp_partial_sums(r, per_group=not per_group, unroll=unroll)
     assert np.any(np.abs(other - expected) > 1e-6 * expected)
+
+
+def test_real_degrees_large_batches_and_integer_degrees_among_them() -> None:
+    """``eval_genlaguerre``'s real degrees (cost sorted in a large call, unlike a call of
+    integer degrees only: ``_poly_family._polynomial``) give a large batch the small
+    batch's bits, and an integer degree the same bits in a call of integer degrees and
+    among real ones (the two paths)."""
+    (wrapper,) = [w for w in WRAPPERS if w.name == "eval_genlaguerre"]
+    cols = _sample(_rng(wrapper, "large batch"), wrapper.domains[1], BIG)
+    n, a, x = _sample(_rng(wrapper, "mixed batch"), wrapper.domains[0], BIG)
+    assert np.all(n == np.round(n)), "the first domain should hold integer degrees"
+    mixed = n.copy()
+    mixed[::7] += 0.5
+    fn = jax.jit(wrapper.function)
+    with x64(True):
+        big = np.asarray(fn(*cols))
+        reverse = np.asarray(fn(*(c[::-1] for c in cols)))[::-1]
+        small = np.asarray(fn(*(c[:HEAD] for c in cols)))
+        integers = np.asarray(fn(n, a, x))
+        among_reals = np.asarray(fn(mixed, a, x))
+    assert np.isfinite(big).mean() > 0.9, "the sample should be mostly inside the domain"
+    np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
+    np.testing.assert_array_equal(big[:HEAD].view(np.uint64), small.view(np.uint64))
+    keep = mixed == n
+    np.testing.assert_array_equal(integers[keep].view(np.uint64), among_reals[keep].view(np.uint64))
