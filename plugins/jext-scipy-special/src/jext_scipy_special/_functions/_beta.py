@@ -413,7 +413,8 @@ def beta_inv(
             moving = d > _halley_tol(p)
             again = 1 + _cf_class(args[0], args[1], jnp.exp(s), -jnp.expm1(s))
             k = jnp.where(j == 0, key, jnp.where(moving, again, 0))
-            return partitioned(functools.partial(_halley, cap=caps[j]), k, nkeys, *args[:4], s, d)
+            s, d = partitioned(functools.partial(_halley, cap=caps[j]), k, nkeys, *args[:4], s, d)
+            return s, d
 
         s, _ = lax.fori_loop(0, len(_STAGES) + 1, stage, (s, d))
     u = jnp.exp(s)
