@@ -16,17 +16,19 @@ os.environ.setdefault("JEXT_NO_CACHE", "1")
 #: turned off in pyproject.toml) left these few-test modules for the end, where one worker
 #: ran them alone while the other waited.  Order only: every test still runs.
 LONG_FIRST = (
-    # Measured serially (session 7, --durations, loaded machine): 210 s down to 45 s.
-    "plugins/jext-scipy-special/tests/test_special_poly_real.py",
-    "plugins/jext-scipy-special/tests/test_special_beta_family.py",
+    # Session 7's serial --durations (loaded machine), with session 8's cuts: poly_real
+    # 205 -> 97 CPU s at -n 0 (shared compiled programs), bessel_jy ~105 -> ~14.
     "plugins/jext-scipy-special/tests/test_special_batch.py",
-    "plugins/jext-scipy-special/tests/test_special_bessel_jy.py",
+    "plugins/jext-scipy-special/tests/test_special_poly_real.py",
     "tests/rng_impls/test_jax_suite.py",
+    "plugins/jext-scipy-special/tests/test_special_beta_family.py",
     "tests/test_properties.py",
     "plugins/jext-scipy-special/tests/test_special_transforms.py",
     "plugins/jext-scipy-special/tests/test_special_scipy_data.py",
     "plugins/jext-scipy-special/tests/test_special_struve.py",
     "plugins/jext-scipy-special/tests/test_special_discrete.py",
+    "plugins/jext-scipy-special/tests/test_special_bessel_hankel_region.py",
+    "plugins/jext-scipy-special/tests/test_special_bessel_jy.py",
     # Few tests, each a subprocess (mypy, pip installs), slower on a cold CI machine.
     "tests/test_quality.py",
     "tests/test_typing.py",

@@ -17,7 +17,8 @@ import jext
 import jext.testing
 from jext._cli import main as cli_main
 from jext.testing._cache import compilation_cache_in
-from jext.testing._checks import _Together, check_report, run_check
+from jext.testing._checks import _Case, _Shared, _Together, check_report, run_check
+from jext.testing._compile import STRUCTURE_COMPILE
 
 X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
 
@@ -182,6 +183,20 @@ def test_parts_of_one_program_keep_their_own_results_and_errors() -> None:
     np.testing.assert_array_equal(together.get("a"), X + 1)
     with pytest.raises(ValueError, match="part b is wrong"):
         together.get("b")
+
+
+def test_values_compile_as_users_compile_and_structure_programs_faster() -> None:
+    # XLA:CPU's default compilation contracts x*y + z into one rounding and STRUCTURE_COMPILE
+    # does not: here -2**-26 against 0.  The jit and lowering checks hold what users get.
+    x, y, z = (np.full(3, v, np.float32) for v in (1 + 2**-13, 1 - 2**-13, -1.0))
+    prim = make("fma", lambda x, y, z, /: x * y + z, jext.Example(x, y, z))
+    case = _Case(prim, prim.examples()[0], [], _Shared(("jit",)))
+    got = case.run("values", "jit", (case.call_flat, case.leaves))
+    want = jax.jit(case.call_flat)(*case.leaves)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
+    assert case.together("values").options is None
+    on_cpu = jax.default_backend() == "cpu"
+    assert case.together("float32").options == (STRUCTURE_COMPILE if on_cpu else None)
 
 
 def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 
 import jext.scipy
-from jext.scipy import Domain, ScipyWrapper
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._scipy_checks import run_scipy_check
 
 
@@ -96,7 +97,7 @@ def test_wrong_derivative_in_a_second_argument_fails_gradients() -> None:
 def test_shape_dependent_function_fails_jit_vmap() -> None:
     wrapper = erf_wrapper(lambda x: jsp.erf(x) * (1.0 + 1e-3 * jnp.ndim(x)))
     st, message = status(wrapper, "jit_vmap")
-    assert st == "fail" and "vmap vs jit" in message
+    assert st == "fail" and "vmap vs jit" in message and "jit gives" in message
 
 
 def test_batch_dependent_function_fails_jit_vmap() -> None:
@@ -162,3 +163,26 @@ def test_a_wrapper_that_cannot_be_differentiated_fails_only_gradients() -> None:
         "gradients": "fail",
         "jit_vmap": "pass",
     }, report.format()
+
+
+def test_values_are_those_of_the_default_compilation_users_get() -> None:
+    # x * (2 - x) - 1 at x = 1 + 2**-30: -2**-60 where XLA contracts the product and the
+    # difference into a fused multiply-add, 0.0 where it does not (at the lowest
+    # optimisation level).  The values the checks judge must be the bits of jax.jit, even
+    # though the vmap and scalar-call copies compile at STRUCTURE_COMPILE.
+    import numpy as np
+
+    from jext.testing._scipy_checks import _kw_key, _Session
+
+    point = 1.0 + 2.0**-30
+    wrapper = erf_wrapper(lambda x: x * (2.0 - x) - 1.0, edge_cases=(EdgeCase((point,)),))
+    session = _Session(wrapper)
+    kw = _kw_key({})
+    where = session.plan.segment(kw, "edges")
+    index = int(np.flatnonzero(session.plan.columns[kw][0][where] == point)[0])
+    with jax.enable_x64(True):
+        x = np.full(8, point)
+        user = np.asarray(jax.jit(wrapper.function)(x))[0]
+        lowest = np.asarray(jax.jit(wrapper.function).lower(x).compile(STRUCTURE_COMPILE)(x))[0]
+    assert user != lowest, "the point no longer tells the two compilations apart"
+    assert session.get("float64", kw, "eval")[..., where][index] == user

@@ -21,6 +21,7 @@ from jext._errors import LoweringError, RuleError, TransposeError
 from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
 from jext.primitives import Example, LoweringInfo, Primitive
+from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
     CheckResult,
@@ -69,8 +70,11 @@ _BATCH: Final = 3
 class _Shared:
     """Values the checks of one example compute once and share, across threads."""
 
-    def __init__(self, checks: Sequence[str] = ()) -> None:
+    def __init__(
+        self, checks: Sequence[str] = (), platforms: Sequence[str] = ALL_PLATFORMS
+    ) -> None:
         self.checks = frozenset(checks)  # the checks that will run: see _shared_parts
+        self.platforms = tuple(platforms)  # those the ``lowering`` check exports for
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._values: dict[str, tuple[bool, Any]] = {}
@@ -107,18 +111,30 @@ class _Case:
 
     def run(self, group: str, name: str, program: tuple[Callable[..., Any], Sequence[Any]]) -> Any:
         """``program`` (a function and its arguments) compiled and run: as part ``name`` of
-        the example's shared program ``group`` (``"default"``, or ``"x64"``, traced under
-        ``jax.enable_x64``) where that holds it (see :func:`_shared_parts`), else alone."""
-
-        def build() -> _Together:
-            with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
-                return _Together(_shared_parts(self, group))
-
-        together: _Together = self.shared.get(group, build)
+        the example's shared program ``group`` where that holds it (see
+        :func:`_shared_parts`), else alone, compiled as that group is."""
+        together = self.together(group)
         if name in together:
             return together.get(name)
         fn, args = program
-        return jax.jit(fn)(*args)
+        return _compiled(fn, args, together.options)(*args)
+
+    def together(self, group: str) -> _Together:
+        """The example's shared program ``group``, built and run once: ``"values"`` at JAX's
+        default compilation (the values users get), ``"float32"`` and ``"x64"`` (traced
+        under ``jax.enable_x64``) with :func:`structure_options`."""
+        options = None if group == "values" else structure_options()
+
+        def build() -> _Together:
+            with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
+                return _Together(_shared_parts(self, group), options)
+
+        together: _Together = self.shared.get(group, build)
+        return together
+
+    def exported(self) -> Any:
+        """The primitive exported for every platform checked (see :func:`_check_exports`)."""
+        return self.shared.get("exported", lambda: _check_exports(self, self.shared.platforms))
 
     @property
     def leaves(self) -> list[Any]:
@@ -272,7 +288,7 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
     eager = case.eager()
-    jitted = case.run("default", "jit", (case.call_flat, case.leaves))
+    jitted = case.run("values", "jit", (case.call_flat, case.leaves))
     return _compare(jitted, eager, "jit vs eager")
 
 
@@ -292,7 +308,7 @@ def check_jvp(case: _Case) -> float | None:
 
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
-    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    group = "x64" if np.dtype(dtype) == np.float64 else "float32"
     tangent, fd, finite = case.run(group, f"jvp {np.dtype(dtype).name}", _jvp_program(case, dtype))
     return _jvp_finish(case, dtype, tangent, fd, finite)
 
@@ -426,7 +442,7 @@ def _vdot(a: Any, b: Any) -> float:
 
 
 def _jacrev_vs_jacfwd(case: _Case) -> float:
-    fwd, rev = case.run("default", "jacrev", _jacrev_program(case))
+    fwd, rev = case.run("float32", "jacrev", _jacrev_program(case))
     return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
 
 
@@ -463,7 +479,7 @@ def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
 def check_batching(case: _Case) -> float | None:
     """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
     batches = _Batches(case)
-    got, got_nested = case.run("default", "batching", batches.program())
+    got, got_nested = case.run("float32", "batching", batches.program())
     configs, inputs, inner, nested = batches.configs, batches.inputs, batches.inner, batches.nested
     n_leaves = len(case.leaves)
     case.eager()  # the loops below call the primitive eagerly: its program compiles once
@@ -575,25 +591,12 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
        - a raw MLIR rule of a platform with no backend is exported only (noted).
     3. The CPU export's values equal the reference's.
     """
-    exported = _check_exports(case, platforms)
-    reference = _reference_flat(case)
-    # Everything run on the default device is one program (see _Together): the reference,
-    # the CPU rule, the CPU export and each traceable rule under jit, vmap and grad.
-    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
-        "reference": (reference, case.leaves)
-    }
+    case.exported()  # CheckFailure naming each platform that does not export
+    # Everything run on the default device is part of the example's "values" program,
+    # beside the jit check's: the reference, the CPU rule, the CPU export and each
+    # traceable rule under jit, vmap and grad (_lowering_parts).
+    results = case.together("values")
     here = _default_platform()
-    for platform in platforms:
-        info = case.prim.lowering_rule(platform)
-        if info is None:
-            continue
-        if platform == here and info.kind != "reference":
-            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
-        elif not _has_backend(platform) and info.kind == "traceable":
-            parts.update(_traceable_rule_parts(case, info, reference))
-    if "cpu" in platforms:
-        parts["export"] = (exported.call, case.leaves)
-    results = _Together(parts)
     want = results.get("reference")
     worst = 0.0
     for platform in platforms:
@@ -629,6 +632,28 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     return worst
 
 
+def _lowering_parts(case: _Case) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """What :func:`check_lowering` runs here, as parts of one program (see its docstring)."""
+    exported = case.exported()
+    platforms = case.shared.platforms
+    reference = _reference_flat(case)
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
+        "reference": (reference, case.leaves)
+    }
+    here = _default_platform()
+    for platform in platforms:
+        info = case.prim.lowering_rule(platform)
+        if info is None:
+            continue
+        if platform == here and info.kind != "reference":
+            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
+        elif not _has_backend(platform) and info.kind == "traceable":
+            parts.update(_traceable_rule_parts(case, info, reference))
+    if "cpu" in platforms:
+        parts["export"] = (exported.call, case.leaves)
+    return parts
+
+
 def _default_platform() -> str | None:
     """``"cpu"`` where JAX's default device is a CPU (the checks' programs run there)."""
     return "cpu" if jax.default_backend() == "cpu" else None
@@ -643,8 +668,13 @@ class _Together:
     computed alone when asked for, so every error stays with the part that raised it.
     """
 
-    def __init__(self, parts: Mapping[str, tuple[Callable[..., Any], Sequence[Any]]]) -> None:
+    def __init__(
+        self,
+        parts: Mapping[str, tuple[Callable[..., Any], Sequence[Any]]],
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self._parts = parts
+        self.options = options  # the XLA options it compiles with (None: JAX's default)
         self._errors: dict[str, Exception] = {}
         self._values: dict[str, Any] = {}
         self._merged = True
@@ -660,8 +690,9 @@ class _Together:
 
         if not parts:
             return
+        args = {k: list(a) for k, (_, a) in parts.items()}
         try:
-            self._values = jax.jit(program)({k: list(a) for k, (_, a) in parts.items()})
+            self._values = _compiled(program, (args,), options)(args)
         except Exception:  # computed part by part below, each with its own error
             self._merged = False
             self._errors = {}
@@ -676,7 +707,33 @@ class _Together:
                 raise self._errors[name]
             return self._values[name]
         fn, args = self._parts[name]
-        return jax.jit(fn)(*args)
+        return _compiled(fn, args, self.options)(*args)
+
+
+def structure_options() -> Mapping[str, Any] | None:
+    """The XLA options of the programs that check a rule's structure, not its last bits.
+
+    These programs compare a rule with finite differences (``jvp``, ``higher_order``), with
+    another transformation compiled beside it (``jacrev`` vs ``jacfwd``, ``vmap`` of
+    ``grad`` vs a loop), or ``vmap`` with a loop of eager calls at the jit-vs-eager
+    tolerance, far above the last-bit differences an optimisation level makes (XLA:CPU's
+    default contracts ``a*b + c`` into one rounding, its lowest level does not).  On CPU
+    they compile with :data:`STRUCTURE_COMPILE`, about five times faster; the ``jit``
+    check, the eager calls and the ``lowering`` check's programs keep JAX's default
+    compilation, the values users get.  Other backends compile as usual (the options name
+    XLA:CPU's emitters).
+    """
+    return STRUCTURE_COMPILE if jax.default_backend() == "cpu" else None
+
+
+def _compiled(
+    fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, Any] | None
+) -> Callable[..., Any]:
+    """``jax.jit(fn)``, compiled for ``args`` with XLA ``options`` where given."""
+    if options is None:
+        return jax.jit(fn)
+    compiled: Callable[..., Any] = jax.jit(fn).lower(*args).compile(dict(options))
+    return compiled
 
 
 def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
@@ -835,7 +892,7 @@ def check_higher_order(case: _Case) -> float | None:
 
 
 def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
-    group = "x64" if np.dtype(dtype) == np.float64 else "default"
+    group = "x64" if np.dtype(dtype) == np.float64 else "float32"
     program = _higher_order_program(case, i, dtype)
     hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
     _, rtol, atol = _FD[np.dtype(dtype)]
@@ -885,15 +942,25 @@ def _first_real(case: _Case) -> int:
 def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """The programs of an example's checks that compile as one (see :class:`_Together`).
 
-    ``"default"`` holds the ``jit`` check's, the float32 ``jvp``'s, ``transpose``'s
+    ``"values"`` (JAX's default compilation) holds the ``jit`` check's program and every
+    part of the ``lowering`` check's; ``"float32"`` the float32 ``jvp``'s, ``transpose``'s
     jacrev-vs-jacfwd and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
-    float64 ``jvp``'s and ``higher_order``'s.  Only the checks that will run are included
-    (``case.shared.checks``).  A program whose making raises (a check that skips, say) is
-    left out: its check meets that error itself and reports it.
+    float64 ``jvp``'s and ``higher_order``'s; the last two compile with
+    :func:`structure_options`.  Only the checks that will run are included
+    (``case.shared.checks``).  A program whose making raises (a check that skips, a
+    primitive that does not export) is left out: its check meets that error itself and
+    reports it.
     """
+    if group == "values":
+        values: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {}
+        if "jit" in case.shared.checks:
+            values["jit"] = (case.call_flat, case.leaves)
+        if "lowering" in case.shared.checks:
+            with contextlib.suppress(Exception):  # check_lowering meets it and reports it
+                values.update(_lowering_parts(case))
+        return values
     builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
-        "default": [
-            ("jit", "jit", lambda: (case.call_flat, case.leaves)),
+        "float32": [
             ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
             ("transpose", "jacrev", lambda: _jacrev_program(case)),
             ("batching", "batching", lambda: _Batches(case).program()),
@@ -953,7 +1020,7 @@ def run_check(
     skipped: list[str] = []
     notes: list[str] = []
     for n, example in enumerate(examples):
-        case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,)))
+        case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,), platforms))
         where = f" (example {n}: {example!r})" if len(examples) > 1 else ""
         result = guarded(check, functools.partial(runner, case, *extra), where=where)
         if result.status == "fail":
@@ -1005,7 +1072,7 @@ def submit_report(
         failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
         return lambda progress: failed
 
-    shared = [_Shared(checks) for _ in examples]
+    shared = [_Shared(checks, platforms) for _ in examples]
 
     def run(check: str) -> CheckResult:
         return run_check(prim, check, examples, platforms=platforms, shared=shared)

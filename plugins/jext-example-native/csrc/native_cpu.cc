@@ -133,9 +133,18 @@ PyObject* Handlers(PyObject*, PyObject*) {
   return dict;
 }
 
+// The FFI API the handlers were compiled against (the headers' version, fixed at build
+// time): XLA refuses a handler built for a newer one than the installed jaxlib's (and
+// jaxlib 0.8 then cannot start its CPU backend), so the plugin checks before registering.
+PyObject* FfiApiVersion(PyObject*, PyObject*) {
+  return Py_BuildValue("(ii)", XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
+}
+
 PyMethodDef kMethods[] = {
     {"handlers", Handlers, METH_NOARGS,
      "handlers() -> {FFI target name: PyCapsule} for the CPU platform."},
+    {"ffi_api_version", FfiApiVersion, METH_NOARGS,
+     "ffi_api_version() -> (major, minor) of the XLA FFI headers the handlers were built with."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -312,3 +312,46 @@ def test_cuda_handler_was_built_and_registered() -> None:
 def test_conformance_checks_pass_on_gpu(name: str) -> None:
     with jax.default_device(jax.devices("gpu")[0]):
         assert jext.testing.check_primitive(CASES[name][0]).ok
+
+
+def test_built_for_a_newer_ffi_api_the_plugin_fails_in_one_line_before_xla(
+    tmp_path: Any,
+) -> None:
+    """XLA refuses a handler built for a newer FFI API than jaxlib's at registration (and
+    jaxlib 0.8 cannot start its CPU backend after that): the plugin reads the version its
+    handlers were compiled with and fails first, telling the user to rebuild it.  The
+    installed jaxlib's version is simulated where jext reads it (a second jaxlib build is
+    too slow for the suite)."""
+    import os
+    import subprocess
+    import sys
+
+    built = _native_cpu.ffi_api_version()
+    assert isinstance(built, tuple) and len(built) == 2 and built[1] >= 1
+    code = (
+        "import warnings, jax, jax.numpy as jnp\n"
+        "from jext import _jax\n"
+        f"_jax.installed_ffi_api = lambda: ({built[0]}, {built[1] - 1})\n"
+        "import jext\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    jext.primitives()\n"
+        "    status = {p.name: p.status for p in jext.plugins()}['example-native']\n"
+        "    print(status)\n"
+        "mine = [str(w.message) for w in caught if 'example-native' in str(w.message)]\n"
+        "print(*mine, sep='\\n')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEXT_")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    status, *messages = result.stdout.splitlines()
+    assert status == "error"
+    assert len(messages) == 1, messages
+    assert (
+        f"plugin 'example-native' was built against XLA FFI API {built[0]}.{built[1]}, which "
+        f"the installed jaxlib {jax.lib.__version__} (FFI API {built[0]}.{built[1] - 1}) cannot "
+        "load, so none of its FFI handlers is registered (its ops cannot lower on cpu); "
+        "rebuild it against the installed jaxlib: pip install"
+    ) in messages[0]

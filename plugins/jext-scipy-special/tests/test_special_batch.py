@@ -71,10 +71,11 @@ def test_domains_match_scipy(wrapper: ScipyWrapper) -> None:
 #: One wrapper per kernel that splits a large batch into chunks (``_common.chunked``) or
 #: groups it by cost first (``_common.partitioned``): below ``CHUNK_SIZE`` elements neither
 #: runs, so ``jext check``'s small batches never reach them.
-CHUNKED = ["stdtr", "kv", "jv", "yn", "eval_legendre", "gdtr", "binom.cdf", "smirnovi"]
+#: The incomplete beta (``_beta.beta_pq``) has its own test below (``binom.cdf``).
+CHUNKED = ["stdtr", "kv", "jv", "yn", "eval_legendre", "gdtr", "smirnovi"]
 CHUNKED += ["voigt_profile", "struve", "betaincinv"]
 BIG = 9001  # several chunks of 2048 and of 4096, and a ragged last one
-HEAD = 64
+HEAD = N  # the value check's size: its compiled program serves (stdtr, kv) here too
 
 
 @pytest.mark.parametrize("name", CHUNKED)
@@ -84,7 +85,8 @@ def test_large_batches_give_the_small_batch_bits(name: str) -> None:
     (which puts them in other chunks, among other companions)."""
     (wrapper,) = [w for w in WRAPPERS if w.name == name]
     cols = _sample(_rng(wrapper, "large batch"), wrapper.domains[0], BIG)
-    fn = jax.jit(functools.partial(wrapper.function, **wrapper.domains[0].kwargs))
+    # Called as users call it (the wrapper's own compiled entry point, per shape).
+    fn = functools.partial(wrapper.function, **wrapper.domains[0].kwargs)
     with x64(True):
         big = np.asarray(fn(*cols))
         reverse = np.asarray(fn(*(c[::-1] for c in cols)))[::-1]
@@ -92,3 +94,79 @@ def test_large_batches_give_the_small_batch_bits(name: str) -> None:
     assert np.isfinite(big).mean() > 0.9, "the sample should be mostly inside the domain"
     np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
     np.testing.assert_array_equal(big[:HEAD].view(np.uint64), small.view(np.uint64))
+
+
+def test_large_batches_skip_only_chunks_of_unused_elements() -> None:
+    """``binom.cdf`` outside the support (``k < 0`` or ``k >= n``, values the wrapper sets
+    itself) leaves whole chunks of such elements out of the incomplete beta: a large batch
+    that is mostly outside gives, element for element, the bits of batches of ``HEAD``
+    and of the large batch reversed, and the support's edge values."""
+    (wrapper,) = [w for w in WRAPPERS if w.name == "binom.cdf"]
+    rng = _rng(wrapper, "outside the support")
+    k = rng.uniform(-60.0, 180.0, BIG)
+    n = np.floor(rng.uniform(0.0, 121.0, BIG))
+    p = rng.uniform(0.0, 1.0, BIG)
+    fn = wrapper.function
+    with x64(True):
+        big = np.asarray(fn(k, n, p))
+        reverse = np.asarray(fn(k[::-1], n[::-1], p[::-1]))[::-1]
+        pad = -BIG % HEAD
+        cols = [np.concatenate([c, c[:pad]]).reshape(-1, HEAD) for c in (k, n, p)]
+        pieces = np.concatenate([np.asarray(fn(*row)) for row in zip(*cols, strict=True)])
+    outside = (k < 0.0) | (k >= n)
+    assert outside.mean() > 0.6, "most of the batch should be outside the support"
+    np.testing.assert_array_equal(big.view(np.uint64), pieces[:BIG].view(np.uint64))
+    np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
+    np.testing.assert_array_equal(big[outside], np.where(k[outside] < 0.0, 0.0, 1.0))
+
+
+def _exp_partial_sums(r: np.ndarray, *, per_group: bool, unroll: int) -> np.ndarray:
+    """``sum_n r^n / n!`` stopped as ``iterate`` stops it, one element at a time in Python."""
+    out = []
+    for rr in r:
+        term, total, n = 1.0, 1.0, 1
+        while not term <= 1e-3 * total:
+            for _ in range(unroll if per_group else 1):
+                term = term * rr / n
+                total, n = total + term, n + 1
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("per_group", [False, True], ids=["per_step", "per_group"])
+def test_iterate_stops_each_element_on_its_own_steps(per_group: bool) -> None:
+    """``iterate`` freezes every element at its own step count (after the step at which
+    it converged, or with ``freeze_per_group`` at the end of that group of steps): alone
+    or among slower and faster elements it gives the same bits, the partial sum a plain
+    loop over that element gives."""
+    from jext_scipy_special._functions._common import iterate
+
+    unroll = 4
+
+    def run(r: jax.Array) -> jax.Array:
+        def step(i: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+            term = st[1] * r / i
+            return st[0], term, st[2] + term
+
+        def converged(st: tuple[jax.Array, ...]) -> jax.Array:
+            return st[1] <= 1e-3 * st[2]
+
+        one = jax.numpy.ones_like(r)
+        state = iterate(
+            step, (r, one, one), converged, 200, r.dtype, unroll, freeze_per_group=per_group
+        )
+        return state[2]
+
+    r = np.array([0.1, 3.0, 30.0, 0.5, 12.0, 1.0, 7.0])
+    # Batches of 64 like ``entry_point``'s padding (XLA computes a vector's tail with
+    # scalar code, which rounds differently): each element among the others, or alone.
+    compiled = jax.jit(run)
+    with x64(True):
+        batch = np.asarray(compiled(np.resize(r, 64)))[: r.size]
+        alone = np.array([np.asarray(compiled(np.full(64, v)))[0] for v in r])
+    np.testing.assert_array_equal(batch, alone)
+    expected = _exp_partial_sums(r, per_group=per_group, unroll=unroll)
+    np.testing.assert_allclose(batch, expected, rtol=1e-14)
+    # The two stopping rules differ on these elements, so the reference tells them apart.
+    other = _exp_partial_sums(r, per_group=not per_group, unroll=unroll)
+    assert np.any(np.abs(other - expected) > 1e-6 * expected)

@@ -2,12 +2,19 @@
 
 Held to mpmath's own ``legendre``, ``gegenbauer``, ``jacobi`` and ``laguerre`` (not
 SciPy: its ``hyp2f1``/``hyp1f1`` are off by up to 1e21 relative at these arguments, see
-docs/scipy-special-families.md), over the declared domains; one jitted call per
-function evaluates the points forward and reversed (no value may depend on its batch).
+docs/scipy-special-families.md), over the declared domains; one call per function
+evaluates the points forward and reversed (no value may depend on its batch).
+
+Compiling these kernels is most of this module's time, so every float64 value of every
+test comes from one compiled program per function (:func:`_values`, the points padded to
+:data:`SIZE`, called as users call the function), and every derivative from one more
+(:func:`_slopes`).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -19,6 +26,41 @@ import scipy.special as sc
 from jext_scipy_special._functions import _poly_family as pf
 
 N = 40
+SIZE = 384  # points of every float64 call below (the most: 336, in near_minus_one)
+
+
+def _padded(cols: tuple[Any, ...], size: int) -> tuple[list[np.ndarray], int]:
+    """``cols`` broadcast, flattened and padded with their last point to ``size`` points."""
+    flat = [np.ravel(c) for c in np.broadcast_arrays(*(np.asarray(c, np.float64) for c in cols))]
+    k = len(flat[0])
+    assert k <= size, (k, size)
+    return [np.concatenate([c, np.full(size - k, c[-1])]) for c in flat], k
+
+
+def _values(fn: Callable[..., jax.Array], *cols: Any) -> np.ndarray:
+    """``fn(*cols)`` in float64 through the function's one compiled program for ``SIZE``
+    points (the public function compiles once per input shape and dtype)."""
+    padded, k = _padded(cols, SIZE)
+    with jax.enable_x64(True):
+        return np.asarray(fn(*padded))[:k]
+
+
+@functools.cache
+def _slope_program(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    def slope(*args: jax.Array) -> jax.Array:
+        *params, x = args
+        tangent: jax.Array = jax.jvp(lambda u: fn(*params, u), (x,), (jnp.ones_like(x),))[1]
+        return tangent
+
+    return jax.jit(slope)
+
+
+def _slopes(fn: Callable[..., jax.Array], *cols: Any) -> np.ndarray:
+    """d/dx of ``fn(*cols)`` (its JVP in the last argument), one compiled program per
+    function for 64 points; values (the JVP's primal output) are left to :func:`_values`."""
+    padded, k = _padded(cols, 64)
+    with jax.enable_x64(True):
+        return np.asarray(_slope_program(fn)(*padded))[:k]
 
 
 def _legendre(n: Any, x: Any) -> Any:
@@ -100,9 +142,7 @@ def test_real_degree_values_against_mpmath(name: str) -> None:
     fn, ref, _, rtol = CASES[name]
     args = _points(name)
     size = len(args[0])
-    with jax.enable_x64(True):
-        both = jnp.stack([jnp.concatenate([a, a[::-1]]) for a in args])
-        out = np.asarray(jax.jit(lambda b: fn(*b))(both))
+    out = _values(fn, *(np.concatenate([a, a[::-1]]) for a in args))
     forward, backward = out[:size], out[size:][::-1]
     np.testing.assert_array_equal(forward.view(np.int64), backward.view(np.int64))
     assert np.all(np.isnan(forward[N:])), forward[N:]
@@ -121,28 +161,36 @@ def test_the_nan_points_are_scipy_s() -> None:
         assert np.all(np.isnan(got)) == (name != "legendre"), (name, got)
 
 
+SlopeCase = tuple[Callable[..., jax.Array], tuple[list[float], ...], list[float]]
+
+
+def _check_slopes(cases: list[SlopeCase], rel: float) -> None:
+    """The JVP in ``x`` of each case against central differences of its values with a
+    step ``rel`` times ``1 + x`` (``x`` for the shifted Jacobi), or ``h = 1e-6`` if ``rel``
+    is 0."""
+    for fn, params, x in cases:
+        xs = np.asarray(x)
+        if rel:
+            h = rel * (xs - (0.0 if fn is pf.eval_sh_jacobi else -1.0))
+        else:
+            h = np.full_like(xs, 1e-6)
+        k = len(x)
+        value = _values(fn, *(np.tile(q, 2) for q in params), np.concatenate([xs + h, xs - h]))
+        got = _slopes(fn, *params, xs)
+        fd = (value[:k] - value[k:]) / (2 * h)
+        assert np.all(np.abs(got - fd) <= 1e-7 * np.maximum(1.0, np.abs(fd))), (fn, got, fd)
+
+
 def test_real_degree_derivative_matches_finite_differences() -> None:
     # d/dx through the identities at real degree (P_v' = C^(3/2)_{v-1}, the Jacobi and
-    # Laguerre shifts); central differences of the values, h = 1e-6.  One compiled
-    # program per function.
-    cases = [
+    # Laguerre shifts); central differences of the values, h = 1e-6.
+    cases: list[SlopeCase] = [
         (pf.eval_legendre, ([7.3, -3.6],), [0.41, -0.7]),
         (pf.eval_gegenbauer, ([5.4, 0.3], [1.7, 0.6]), [0.2, 1.5]),
         (pf.eval_sh_jacobi, ([3.5, 0.6], [2.5, 1.3], [0.7, 0.4]), [0.6, 0.3]),
         (pf.eval_genlaguerre, ([4.2, 0.7], [0.8, -0.3]), [3.0, 9.0]),
     ]
-    h = 1e-6
-    with jax.enable_x64(True):
-        for fn, params, x in cases:
-            # x, x + h, x - h in one call: the values and the derivative (tangent 1) of each.
-            t = np.concatenate([x, np.add(x, h), np.subtract(x, h)])
-            p = tuple(jnp.asarray(np.tile(q, 3), jnp.float64) for q in params)
-            value, slope = jax.jit(
-                lambda p, t, f=fn: jax.jvp(lambda u: f(*p, u), (t,), (jnp.ones_like(t),))
-            )(p, jnp.asarray(t))
-            k = len(x)
-            got, fd = np.asarray(slope[:k]), np.asarray(value[k : 2 * k] - value[2 * k :]) / (2 * h)
-            assert np.all(np.abs(got - fd) <= 1e-7 * np.maximum(1.0, np.abs(fd))), (fn, got, fd)
+    _check_slopes(cases, 0.0)
 
 
 #: Near ``x = -1`` (the connection formula about ``z = 1``, ``_poly_real._connection``):
@@ -190,9 +238,8 @@ def test_real_degree_near_minus_one_against_mpmath(name: str) -> None:
     # a zero in the degree, the recurrence's error is absolute); +-inf exactly.
     fn, _, _, rtol = CASES[name]
     args = _near_points(name)
-    with jax.enable_x64(True):
-        got = np.asarray(jax.jit(fn)(*args))
-        scale = np.asarray(jax.jit(fn)(args[0] + 1.0, *args[1:]))
+    got = _values(fn, *args)
+    scale = _values(fn, args[0] + 1.0, *args[1:])
     want = pf._real_hyper("eval_" + name, *args)
     finite = np.isfinite(want)
     assert np.array_equal(got[~finite], want[~finite]), (got[~finite], want[~finite])
@@ -207,9 +254,8 @@ def test_the_limit_at_minus_one_has_the_sign_scipy_drops() -> None:
     # z = 1 with c - a - b <= 0); the function's limit there has a sign, which mpmath
     # shows just above -1: P_2.5 tends to -inf, P_1.7 to +inf.  For b < 0 the value is
     # finite (Gauss's sum).
-    with jax.enable_x64(True):
-        got = np.asarray(pf.eval_legendre(jnp.array([2.5, 1.7]), -1.0))
-        jac = float(pf.eval_jacobi(2.3, 1.2, -0.5, -1.0))
+    got = _values(pf.eval_legendre, [2.5, 1.7], -1.0)
+    (jac,) = _values(pf.eval_jacobi, 2.3, 1.2, -0.5, -1.0)
     assert list(got) == [-np.inf, np.inf]
     assert list(sc.eval_legendre([2.5, 1.7], -1.0)) == [np.inf, np.inf]
     with mpmath.workdps(30):
@@ -220,9 +266,8 @@ def test_the_limit_at_minus_one_has_the_sign_scipy_drops() -> None:
 def test_real_degree_derivative_near_minus_one() -> None:
     # d/dx from the connection formula's region (the identities evaluate it at other
     # parameters, b + 1 included: Legendre's derivative is a Gegenbauer function with an
-    # integer b = 1); central differences with a step relative to 1 + x.  One compiled
-    # program per function.
-    cases = [
+    # integer b = 1); central differences with a step relative to 1 + x.
+    cases: list[SlopeCase] = [
         (pf.eval_legendre, ([7.3, -3.6, 21.4],), [-0.9999, -0.97, -0.4]),
         (pf.eval_gegenbauer, ([5.4, 2.2, 13.1], [1.5, 0.8, 3.7]), [-0.99, -0.99999, -0.3]),
         (
@@ -232,19 +277,7 @@ def test_real_degree_derivative_near_minus_one() -> None:
         ),
         (pf.eval_sh_jacobi, ([3.5, 0.6], [2.5, 1.3], [0.7, 0.4]), [0.0005, 0.1]),
     ]
-    with jax.enable_x64(True):
-        for fn, params, x in cases:
-            xs = np.asarray(x)
-            h = 1e-6 * (xs - (0.0 if fn is pf.eval_sh_jacobi else -1.0))
-            t = np.concatenate([xs, xs + h, xs - h])
-            p = tuple(jnp.asarray(np.tile(q, 3), jnp.float64) for q in params)
-            value, slope = jax.jit(
-                lambda p, t, f=fn: jax.jvp(lambda u: f(*p, u), (t,), (jnp.ones_like(t),))
-            )(p, jnp.asarray(t))
-            k = len(x)
-            got = np.asarray(slope[:k])
-            fd = np.asarray(value[k : 2 * k] - value[2 * k :]) / (2 * h)
-            assert np.all(np.abs(got - fd) <= 1e-7 * np.maximum(1.0, np.abs(fd))), (fn, got, fd)
+    _check_slopes(cases, 1e-6)
 
 
 def test_float32_one_ulp_above_minus_one_is_not_minus_one() -> None:

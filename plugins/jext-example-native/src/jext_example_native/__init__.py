@@ -160,6 +160,10 @@ def register_primitives(registry: jext.PrimitiveRegistrar) -> None:
 def register_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
     # The compiled modules load here, when jext loads plugins: never at import.
     native_cpu: Any = importlib.import_module("jext_example_native._native_cpu")
+    # Built against a newer XLA FFI API than the installed jaxlib's, XLA would refuse the
+    # handlers (and jaxlib 0.8 then cannot start its CPU backend): this plugin fails here,
+    # in one line that says to rebuild it (its ops then cannot lower on cpu).
+    registry.require_ffi_api(native_cpu.ffi_api_version(), fallback="its ops cannot lower on cpu")
     handlers = native_cpu.handlers()
     registry.add("jext_native_softplus", handlers["jext_native_softplus"], platform="cpu")
     registry.add(

@@ -213,9 +213,18 @@ def _pq_inner(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
     return _pq_core(a, b, x, y, jnp.exp(log_beta_prefactor(a, b, x, y)))
 
 
-def beta_pq(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array | None = None) -> _Pair:
+def beta_pq(
+    a: jax.Array,
+    b: jax.Array,
+    x: jax.Array,
+    y: jax.Array | None = None,
+    *,
+    skip_edges: bool = False,
+) -> _Pair:
     """``(I_x(a, b), 1 - I_x(a, b))`` with SciPy's conventions at the edges; ``y = 1 - x``
-    (formed here unless the caller has it to better relative accuracy).
+    (formed here unless the caller has it to better relative accuracy).  ``skip_edges``:
+    a large batch groups the edge elements below apart and does not evaluate chunks of
+    them only (for callers with many, e.g. ``x = 0`` outside a distribution's support).
 
     ``x = 0``: ``(0, 1)``; ``x = 1``: ``(1, 0)``; ``a = 0 < b``: ``(1, 0)`` for ``x > 0``;
     ``b = 0 < a``: ``(0, 1)`` for ``x < 1``; ``a = inf`` (finite ``b``): ``(0, 1)`` for
@@ -231,7 +240,12 @@ def beta_pq(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array | None = None
         jnp.where(inner, y, 0.5),
     )
     # Grouped by the fraction's length: its loop runs until a chunk's slowest element.
-    p, q = partitioned(_pq_inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
+    if skip_edges:
+        # The edge elements (values set below) as class 0, whose chunks are not run.
+        key = jnp.where(inner, _cf_class(*args) + 1, 0)
+        p, q = partitioned(_pq_inner, key, len(_CF_EDGES) + 2, *args, skip_first=True)
+    else:
+        p, q = partitioned(_pq_inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
     to_one = ((a == 0.0) | (b == jnp.inf)) & (x > 0.0)
     to_zero = ((b == 0.0) | (a == jnp.inf)) & (x < 1.0)
     p = jnp.where(to_one, 1.0, jnp.where(to_zero, 0.0, p))

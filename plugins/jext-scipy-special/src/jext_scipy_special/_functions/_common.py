@@ -35,6 +35,7 @@ __all__ = [
     "rgamma1p_parts",
     "rgamma1p_small",
     "stirling_corr",
+    "subnormal_log",
     "tangent",
     "tiny_of",
 ]
@@ -155,6 +156,24 @@ def tiny_of(x: jax.Array) -> float:
     return float(np.finfo(x.dtype).tiny)
 
 
+def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mask, log|x|)`` for subnormal ``x`` (``mask`` false, log 0 elsewhere).
+
+    XLA on CPU treats subnormal operands of arithmetic and comparisons as zero (and
+    flushes subnormal results to zero), but moves their bits untouched: the value is
+    read here from the bits, ``|x| = m 2^-(bias + mantissa bits - 1)`` with the integer
+    ``m`` below ``2^52`` (``2^23``) converted exactly.
+    """
+    double = is_double(x)
+    itype = jnp.int64 if double else jnp.int32
+    mantissa_bits = 52 if double else 23
+    bits = lax.bitcast_convert_type(x, itype) & ((1 << (63 if double else 31)) - 1)
+    mask = (bits > 0) & (bits < (1 << mantissa_bits))
+    m = jnp.where(mask, bits, 1).astype(x.dtype)
+    scale = 1074 if double else 149
+    return mask, jnp.where(mask, jnp.log(m) - scale * math.log(2.0), 0.0)
+
+
 def polyval(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:
     """Horner evaluation of ``sum c_i x**(n-i)`` (coefficients highest degree first)."""
     acc = jnp.full_like(x, coeffs[0])
@@ -253,6 +272,18 @@ def chunked(
     whole array waiting for the slowest element.  Inputs of at most ``chunk``
     elements are passed through unchanged.
     """
+    return _chunked_from(fn, None, *arrays, chunk=chunk)
+
+
+def _chunked_from(
+    fn: Callable[..., tuple[jax.Array, ...]],
+    skip: jax.Array | None,
+    *arrays: jax.Array,
+    chunk: int = CHUNK_SIZE,
+) -> tuple[jax.Array, ...]:
+    """:func:`chunked`, leaving out the first ``skip // chunk`` chunks (their outputs are
+    0): ``skip`` (a traced count, or ``None``) leading elements whose values the caller
+    does not use."""
     shape = arrays[0].shape
     size = int(np.prod(shape, dtype=np.int64))
     if size <= chunk:
@@ -262,7 +293,21 @@ def chunked(
     blocks = tuple(
         jnp.pad(a.reshape(-1), (0, pad), mode="edge").reshape(nchunks, chunk) for a in arrays
     )
-    out = lax.map(lambda args: fn(*args), blocks)
+    if skip is None:
+        out = lax.map(lambda args: fn(*args), blocks)
+    else:
+        # The same per-chunk program as lax.map's, over the chunks from the first one
+        # that holds a used element.
+        shapes = jax.eval_shape(fn, *(b[0] for b in blocks))
+        init = tuple(jnp.zeros((nchunks, *s.shape), s.dtype) for s in shapes)
+
+        def body(i: jax.Array, outs: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+            res = fn(*(lax.dynamic_index_in_dim(b, i, keepdims=False) for b in blocks))
+            return tuple(
+                lax.dynamic_update_index_in_dim(o, r, i, 0) for o, r in zip(outs, res, strict=True)
+            )
+
+        out = lax.fori_loop(skip // chunk, nchunks, body, init)
     return tuple(o.reshape(-1)[:size].reshape(shape) for o in out)
 
 
@@ -277,6 +322,8 @@ def iterate(
     max_iter: int | jax.Array,
     dtype: jnp.dtype,
     unroll: int = 4,
+    *,
+    freeze_per_group: bool = False,
 ) -> S:
     """Apply ``state = step(i, state)`` for ``i = 1, 2, ...`` until ``converged(state)``.
 
@@ -288,10 +335,23 @@ def iterate(
     converged element would go on iterating while the slowest element of its
     batch has not converged, and the last bits of its value would depend on
     which other elements it was computed with.
+
+    ``freeze_per_group=True`` tests ``converged`` once per group of ``unroll`` steps
+    instead of after every step: an element then stops at the end of the first group
+    after which it has converged (up to ``unroll - 1`` extra steps, which only refine
+    it).  That is still the element's own sequence of steps, so its value does not
+    depend on the batch either, and a step costs no selects: for the short, cheap
+    steps of a continued fraction they are a large part of the work.
     """
 
     def body(carry: tuple[jax.Array, S]) -> tuple[jax.Array, S]:
         i, st = carry
+        if freeze_per_group:
+            new = st
+            for k in range(unroll):
+                new = step(i + float(k), new)
+            st = jax.tree.map(functools.partial(_keep_if, converged(st)), st, new)
+            return i + float(unroll), st
         for k in range(unroll):
             st = jax.tree.map(
                 functools.partial(_keep_if, converged(st)), st, step(i + float(k), st)
@@ -345,6 +405,7 @@ def partitioned(
     nbuckets: int,
     *arrays: jax.Array,
     chunk: int = CHUNK_SIZE,
+    skip_first: bool = False,
 ) -> tuple[jax.Array, ...]:
     """Like :func:`chunked`, but first groups elements by an integer cost class.
 
@@ -355,7 +416,9 @@ def partitioned(
     :func:`chunked`, and the results are permuted back.  Because vectorised
     iterations run in lock-step until the slowest element of a chunk is done,
     this turns "max cost per chunk" into roughly "average cost".  Inputs of at
-    most ``chunk`` elements are passed straight to ``fn``.
+    most ``chunk`` elements are passed straight to ``fn``.  ``skip_first``: the values
+    of class 0 are not used (the caller sets them), so chunks of class 0 only are not
+    evaluated (their outputs are 0).
     """
     shape = arrays[0].shape
     size = int(np.prod(shape, dtype=np.int64))
@@ -383,7 +446,8 @@ def partitioned(
     sorted_arrays = tuple(
         a.reshape(-1).at[order].get(mode="promise_in_bounds", unique_indices=True) for a in arrays
     )
-    out = chunked(fn, *sorted_arrays, chunk=chunk)
+    skip = jnp.sum(flat_key == 0) if skip_first else None
+    out = _chunked_from(fn, skip, *sorted_arrays, chunk=chunk)
     return tuple(
         jnp.zeros_like(o)
         .at[order]

@@ -110,7 +110,8 @@ class _Family:
 
 def _binom_tails(k: jax.Array, n: jax.Array, p: jax.Array) -> _Pair:
     full = k >= n  # every outcome is <= k
-    sf, cdf = beta_pq(k + 1.0, jnp.where(full, 1.0, n - k), p)
+    # Half the bench's draws lie outside the support (p = 0 here, see _distribution).
+    sf, cdf = beta_pq(k + 1.0, jnp.where(full, 1.0, n - k), p, skip_edges=True)
     return jnp.where(full, 1.0, cdf), jnp.where(full, 0.0, sf)
 
 
@@ -205,8 +206,11 @@ def _distribution(family: _Family, upper: bool) -> Callable[..., jax.Array]:
     @jax.custom_jvp
     def f(k: jax.Array, s1: jax.Array, s2: jax.Array, loc: jax.Array) -> jax.Array:
         x, ok, top, inside, kk, s1_, s2_ = parts(k, s1, s2, loc)
-        # The incomplete gamma and beta kernels group their elements by cost themselves.
-        cdf, sf = family.tails(kk, s1_, s2_)
+        # The incomplete gamma and beta kernels group their elements by cost themselves;
+        # p = 0 outside the support (whose value is set below) makes it an edge element
+        # of the incomplete beta, which binom's tails skip by whole chunks.
+        live_p = jnp.where(inside, s2_, 0.0) if family is _BINOM else s2_
+        cdf, sf = family.tails(kk, s1_, live_p)
         val = jnp.clip(sf if upper else cdf, 0.0, 1.0)
         # SciPy's binom and nbinom take n = inf as valid and give nan inside the support.
         if family is not _POISSON:

@@ -37,7 +37,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, is_double, polyval
+from ._common import entry_point, is_double, polyval, subnormal_log
 from ._declare import special_wrapper
 from ._erf import ndtri_exp as ndtri_exp_kernel
 from ._gamma import gammainccinv
@@ -131,7 +131,11 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 @jax.custom_jvp
 def _ndtri_exp(y: jax.Array) -> jax.Array:
-    return ndtri_exp_kernel(y)
+    # A subnormal y reads as 0 to XLA on CPU (inf), while ndtri(e^y) = -ndtri(-y) there
+    # (1 - e^y = -y to the last bit) is finite, ~38: from log(-y), read from the bits.
+    sub, log_abs = subnormal_log(y)
+    x = ndtri_exp_kernel(jnp.where(sub, log_abs, y))
+    return jnp.where(sub, jnp.where(jnp.signbit(y), -x, jnp.nan), x)
 
 
 @_ndtri_exp.defjvp

@@ -27,13 +27,17 @@ import math
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+import numpy as np
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import chunked, entry_point, is_double, polyval
+from ._common import chunked, entry_point, is_double, polyval, stirling_corr
 from ._declare import declare
 from ._elliptic_family import ellipj
+from ._struve import _two_prod
+from ._t import _LN2_HI, _LN2_LO, _log1p_dw, _two_sum
 
 __all__ = ["WRAPPERS", "shichi", "wrightomega", "zetac"]
 
@@ -56,6 +60,12 @@ _EM_B = (
     -236364091.0 / 1693824136731743669452800000.0,
 )
 _LOG_2PI = math.log(2.0 * math.pi)
+#: ``1 / (2 pi e)`` as a float32 pair (hi + lo), for the float32 reflection.
+_C_2PIE_HI = float(np.float32(1.0 / (2.0 * math.pi * math.e)))
+_C_2PIE_LO = 1.0 / (2.0 * math.pi * math.e) - _C_2PIE_HI
+#: Below this ``1 - x`` float32 takes the reflection's logarithms as they are (their
+#: magnitude, < 12, keeps its rounding below 1e-6 relative).
+_F32_STIRLING_FROM = 10.0
 
 
 def _zetac_em(s: jax.Array) -> jax.Array:
@@ -91,6 +101,49 @@ def _sinpi(x: jax.Array) -> jax.Array:
     return sign * jnp.sin(math.pi * r)
 
 
+def _reflection_f32(x: jax.Array, log_sine: jax.Array) -> jax.Array:
+    """``Gamma(z) (2 pi)^-z 2 |sin(pi x / 2)|``, ``z = 1 - x >= 10``, in float32.
+
+    The logarithms in ``_zetac_impl`` reach ~90 and ~190, and their float32 rounding
+    (an ulp of 190 is 1.5e-5) is the result's relative error.  By Stirling,
+    ``Gamma(z) (2 pi)^-z = (z / (2 pi e))^(z - 1/2) e^(S(z) - 1/2)``: the big exponent
+    ``(z - 1/2) log(z / (2 pi e))`` is carried as a double word (an exact product of a
+    split constant, a double-word ``log1p``, a double-word product), the rest is small.
+    ``z = 1 - x`` itself is a double word: its rounding (half an ulp of 64 is 4e-6)
+    moves the result by ``psi(z) - log(2 pi)`` (~2.3) times as much, relatively.
+
+    The products are ``_struve._two_prod``'s sums of exact partial products: XLA:CPU
+    duplicates a product into the fusions that use it and contracts it there with the
+    next addition (an FMA, the exact product), so a Dekker ``p = fl(a b)`` is not the
+    ``p`` a later ``p - 1`` sees, and its error term ``r`` is then counted twice.
+    """
+    # The barrier (with x: one of a constant alone is dropped) keeps XLA's simplifier
+    # from reassociating (1 - x) - 1 into -x.
+    _, one = lax.optimization_barrier((x, jnp.ones_like(x)))  # type: ignore[no-untyped-call]
+    z, z_lo = _two_sum(one, -x)
+    ok = z >= _F32_STIRLING_FROM
+    zs = jnp.where(ok, z, _F32_STIRLING_FROM)
+    z_lo = jnp.where(ok, z_lo, 0.0)
+    w_hi, w_lo = _two_prod(zs, jnp.full_like(zs, _C_2PIE_HI))
+    w_lo = w_lo + zs * _C_2PIE_LO
+    r_hi, r_lo = _two_sum(w_hi, -one)
+    l_hi, l_lo = _log1p_dw(r_hi, r_lo + w_lo)
+    h = zs - 0.5  # exact
+    e_hi, e_lo = _two_prod(h, l_hi)
+    # z_lo times the exponent's derivative log(z / (2 pi)) - 1 / (2 z) (S' is ~1e-4).
+    dz = z_lo * ((l_hi + 1.0) - 0.5 / zs)
+    rest = ((e_lo + h * l_lo) + dz) + (stirling_corr(zs) - 0.5) + log_sine
+    # exp(e_hi + rest) reduced here by k log 2 with a split constant: XLA's float32 exp
+    # reduces with one rounded log 2, a relative error of ~3e-8 |x| (2e-6 at x = 80).
+    # Past 170 (k < 2^8 keeps k * _LN2_HI exact) the result is inf anyway.
+    e_hi = jnp.minimum(e_hi, 170.0)
+    k = jnp.round(e_hi * (1.0 / math.log(2.0)))
+    r = ((e_hi - k * _LN2_HI) - k * _LN2_LO) + rest
+    ki = k.astype(jnp.int32)
+    # 2^k in two halves (2^k alone may overflow where the product does not).
+    return jnp.ldexp(jnp.ldexp(jnp.exp(r), ki // 2), ki - ki // 2)
+
+
 def _zetac_impl(x: jax.Array) -> jax.Array:
     em = x >= -1.0
     pole = x == 1.0
@@ -103,8 +156,12 @@ def _zetac_impl(x: jax.Array) -> jax.Array:
     zeta_r = jnp.where(one_minus > 60.0, 1.0, 1.0 + direct)
     sine = _sinpi(0.5 * xr)
     # One exponential of the whole magnitude: its factors overflow on their own.
-    log_mag = jsp.gammaln(one_minus) + (xr - 1.0) * _LOG_2PI + jnp.log(2.0 * jnp.abs(sine))
-    mag = jnp.exp(log_mag) * zeta_r
+    log_sine = jnp.log(2.0 * jnp.abs(sine))
+    log_mag = jsp.gammaln(one_minus) + (xr - 1.0) * _LOG_2PI + log_sine
+    mag = jnp.exp(log_mag)
+    if not is_double(x):
+        mag = jnp.where(one_minus >= _F32_STIRLING_FROM, _reflection_f32(xr, log_sine), mag)
+    mag = mag * zeta_r
     # The trivial zeros (even negative x) exactly.
     reflected = jnp.where(sine == 0.0, -1.0, jnp.where(sine < 0.0, -mag, mag) - 1.0)
     out = jnp.where(em, direct, reflected)
@@ -267,9 +324,9 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         differentiable=(0,),
         # Below x = -1 zetac has zeros (zeta(x) = 1 between the trivial zeros): the error
         # is absolute there, ~1e-15 (SciPy's own is 1.5e-12 relative at x = -18.07).
-        # float32 below x ~ -20: the reflection's exp(lgamma(1 - x) + ...) carries the
-        # float32 rounding of lgamma (~200) and of the exponent (up to 88): ~3e-5.
-        tolerances={"float64": (1e-12, 1e-14), "float32": (5e-5, 1e-5)},
+        # float32: the reflection's big exponent is a double word (_reflection_f32), ~3e-7
+        # (the floor: absolute near the zero at -18.07).
+        tolerances={"float64": (1e-12, 1e-14), "float32": (5e-6, 1e-6)},
         edge_cases=(EdgeCase((1.0,)), EdgeCase((-2.0,)), EdgeCase((0.5,)), EdgeCase((2000.0,))),
     ),
     declare(
