@@ -319,7 +319,7 @@ def iterate(
     step: Callable[[jax.Array, S], S],
     state: S,
     converged: Callable[[S], jax.Array],
-    max_iter: int,
+    max_iter: int | jax.Array,
     dtype: jnp.dtype,
     unroll: int = 4,
     *,
