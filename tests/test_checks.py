@@ -16,6 +16,7 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
+from jext.testing import _cache
 from jext.testing._cache import compilation_cache_in
 from jext.testing._checks import _Case, _Shared, _Together, check_report, run_check
 from jext.testing._compile import STRUCTURE_COMPILE
@@ -442,11 +443,14 @@ def test_checks_on_a_pool_report_in_order_and_keep_failures() -> None:
 
 
 def test_compiled_programs_are_read_back_and_a_wrong_rule_still_fails(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``jext check``'s cache (``compilation_cache_in``, around its checks): a later run
     reads back what the first compiled instead of compiling it, with the same report, and
     a wrong rule fails warm as it did cold."""
+    # This primitive's programs compile in less than the cache's threshold on a quiet
+    # machine (its structure programs at STRUCTURE_COMPILE): keep every one of them here.
+    monkeypatch.setattr(_cache, "_MIN_COMPILE_S", 0.0)
     prim = make("cached", lambda x, /: jnp.sin(x) * 2)
     prim.def_jvp(lambda p, t: (prim(p[0]), 3.0 * jnp.cos(p[0]) * t[0]))  # wrong: 2 cos x
     hits: list[str] = []
