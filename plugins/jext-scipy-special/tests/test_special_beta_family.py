@@ -5,7 +5,8 @@ domain, the automatic edge grid (+-0, +-inf, nan, domain bounds) and the declare
 cases, in forward and in reversed order: values are held to SciPy at the declared
 tolerance, and each element must come out with the same bits in both orders.
 ``betaincc``'s complement is held to the complement column of SciPy's own ``betainc``
-tables.  Gradients and ``jit``/``vmap`` go through ``jext check`` in the README's main
+tables, and ``betaincc`` and ``bdtr`` at parameters up to 1e7 to stored mpmath values.
+Gradients and ``jit``/``vmap`` go through ``jext check`` in the README's main
 job, which CI runs beside this suite.
 """
 
@@ -120,7 +121,9 @@ _LARGE_BDTR = (
 @pytest.mark.parametrize(
     ("fn", "table"), [(betaincc, _LARGE_BETAINCC), (bdtr, _LARGE_BDTR)], ids=["betaincc", "bdtr"]
 )
-def test_large_parameters_match_mpmath(fn: Callable[..., Any], table: tuple[tuple[float, ...], ...]) -> None:
+def test_large_parameters_match_mpmath(
+    fn: Callable[..., Any], table: tuple[tuple[float, ...], ...]
+) -> None:
     # The rounding of exp's argument (|log| up to ~650, 1.4e-13 relative) and ~1e-13 of
     # the continued fraction's thousands of steps in the centre bound what is reachable.
     cols = np.asarray(table, np.float64).T

@@ -13,7 +13,7 @@ tables pasted into the test.
 
 from __future__ import annotations
 
-import mpmath as mp
+import mpmath as mp  # type: ignore[import-untyped]
 import scipy.special as sc  # type: ignore[import-untyped]
 
 mp.mp.dps = 60
