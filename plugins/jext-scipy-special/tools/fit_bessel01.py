@@ -31,6 +31,8 @@ And ``pi/4`` split into words for the reduction of the phase (``_bessel01._phase
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mpmath as mp  # type: ignore[import-untyped]
 
 mp.mp.dps = 40
@@ -40,22 +42,31 @@ CUT = mp.mpf(2) ** -60
 
 
 def _series() -> dict[str, list[mp.mpf]]:
-    t = mp.mpf(S) ** 2 / 4
-    out: dict[str, list[mp.mpf]] = {"J0": [], "J1": [], "Y0": [], "Y1": []}
-    done: set[str] = set()
-    for k in range(80):
+    def terms(k: int) -> dict[str, mp.mpf]:
         fk, fk1 = mp.factorial(k), mp.factorial(k + 1)
         sign = (-1) ** k
-        terms = {
+        return {
             "J0": sign / fk**2,
             "J1": sign / (fk * fk1),
             "Y0": -(2 / mp.pi) * sign * mp.harmonic(k) / fk**2,
             "Y1": -sign * (mp.digamma(k + 1) + mp.digamma(k + 2)) / (mp.pi * fk * fk1),
         }
-        for name, c in terms.items():
+
+    return _series_coefficients(terms, mp.mpf(S) ** 2 / 4, 80)
+
+
+def _series_coefficients(
+    terms: Callable[[int], dict[str, mp.mpf]], t: mp.mpf, most: int
+) -> dict[str, list[mp.mpf]]:
+    """The coefficients ``terms(k)`` of several series in ``t`` (at most ``most`` each), each
+    series cut once its terms at the split point ``t`` fall below ``CUT``."""
+    out: dict[str, list[mp.mpf]] = {}
+    done: set[str] = set()
+    for k in range(most):
+        for name, c in terms(k).items():
             if name in done:
                 continue
-            out[name].append(c)
+            out.setdefault(name, []).append(c)
             # Past the largest term (k > t), the terms only fall: stop below CUT.
             if k > t and abs(c) * t**k < CUT:
                 done.add(name)
@@ -88,14 +99,18 @@ def _cheb_to_powers(c: list[mp.mpf]) -> list[mp.mpf]:
 
 
 def _fit(n: int) -> tuple[list[mp.mpf], list[mp.mpf]]:
-    nodes = [mp.cos(mp.pi * (k + mp.mpf(1) / 2) / NODES) for k in range(NODES)]
     ps, qs = [], []
-    for s in nodes:
-        x = S / mp.sqrt((s + 1) / 2)
+    for w in _unit_nodes():
+        x = S / mp.sqrt(w)
         p, q = _pq(n, x)
         ps.append(p)
         qs.append(q * x)
     return _interpolate(ps), _interpolate(qs)
+
+
+def _unit_nodes() -> list[mp.mpf]:
+    """The ``NODES`` first-kind Chebyshev nodes, mapped from ``[-1, 1]`` to ``w`` in ``[0, 1]``."""
+    return [(mp.cos(mp.pi * (k + mp.mpf(1) / 2) / NODES) + 1) / 2 for k in range(NODES)]
 
 
 def _interpolate(vals: list[mp.mpf]) -> list[mp.mpf]:

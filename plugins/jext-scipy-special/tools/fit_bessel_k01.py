@@ -20,7 +20,7 @@ Two regions, split at ``x = S``:
   polynomial in ``w = S/x`` on ``[0, 1]``: Chebyshev interpolation at ``NODES`` points
   (values from mpmath's ``besselk`` at 40 digits), truncated where the Chebyshev
   coefficients fall below ``2**-60``, then converted to powers of ``w`` in 40-digit
-  arithmetic and rounded to float64 (the shared helpers of ``fit_bessel01.py``).
+  arithmetic and rounded to float64 (the helpers, ``NODES`` and ``CUT`` of ``fit_bessel01.py``).
 """
 
 from __future__ import annotations
@@ -31,42 +31,28 @@ from pathlib import Path
 import mpmath as mp  # type: ignore[import-untyped]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_bessel01 import _emit, _interpolate
+from fit_bessel01 import _emit, _interpolate, _series_coefficients, _unit_nodes
 
 mp.mp.dps = 40
 S = 2
-NODES = 80
-CUT = mp.mpf(2) ** -60
 
 
 def _series() -> dict[str, list[mp.mpf]]:
-    t = mp.mpf(S) ** 2 / 4
-    out: dict[str, list[mp.mpf]] = {"I0": [], "I1": [], "K0": [], "K1": []}
-    done: set[str] = set()
-    for k in range(60):
+    def terms(k: int) -> dict[str, mp.mpf]:
         fk, fk1 = mp.factorial(k), mp.factorial(k + 1)
-        terms = {
+        return {
             "I0": 1 / fk**2,
             "I1": 1 / (fk * fk1),
             "K0": mp.harmonic(k) / fk**2,
             "K1": (mp.digamma(k + 1) + mp.digamma(k + 2)) / (fk * fk1),
         }
-        for name, c in terms.items():
-            if name in done:
-                continue
-            out[name].append(c)
-            if k > t and abs(c) * t**k < CUT:
-                done.add(name)
-    return out
+
+    return _series_coefficients(terms, mp.mpf(S) ** 2 / 4, 60)
 
 
 def _fit(n: int) -> list[mp.mpf]:
-    nodes = [mp.cos(mp.pi * (k + mp.mpf(1) / 2) / NODES) for k in range(NODES)]
-    vals = []
-    for s in nodes:
-        x = S / ((s + 1) / 2)
-        vals.append(mp.sqrt(x) * mp.exp(x) * mp.besselk(n, x))
-    return _interpolate(vals)
+    xs = [S / w for w in _unit_nodes()]
+    return _interpolate([mp.sqrt(x) * mp.exp(x) * mp.besselk(n, x) for x in xs])
 
 
 def main() -> None:
