@@ -16,10 +16,10 @@ from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
 import pytest
 from _special_cases import x64
+from jax import lax
 from jext_scipy_special._functions import _common
 
 Pair = tuple[jax.Array, jax.Array]
@@ -146,7 +146,9 @@ def test_two_prod_is_a_faithful_double_word(dt: type) -> None:
     assert not wrong, f"_common.two_prod ({dt.__name__}) is off at {wrong[:4]}"
 
 
-def _product_then_sum(prod: Callable[[jax.Array, jax.Array], Pair], c: float) -> Callable[..., Pair]:
+def _product_then_sum(
+    prod: Callable[[jax.Array, jax.Array], Pair], c: float
+) -> Callable[..., Pair]:
     """``z c - 1`` as a double word: the product ``w = z c`` as a double word, then ``w_hi -
     1`` by an error-free sum (zetac's float32 reflection, the t-distribution's ``t^2/df``).
     XLA fuses the product into the sum and contracts them (an FMA): a Dekker product whose

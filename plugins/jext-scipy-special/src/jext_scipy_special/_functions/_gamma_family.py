@@ -6,7 +6,7 @@ Methods:
 * ``erfi(x) = 2/sqrt(pi) sum x^(2k+1) / (k! (2k+1))`` for ``|x| <= 6.5`` (all
   terms positive: no cancellation), else the asymptotic series
   ``e^(x^2) / (sqrt(pi) x) sum (2k-1)!! / (2 x^2)^k`` (A&S 7.1.23 with
-  ``erfi(x) = -i erf(ix)``); ``x^2`` is carried exactly (Dekker) into the
+  ``erfi(x) = -i erf(ix)``); ``x^2`` is carried exactly (``_common.two_prod``) into the
   exponential and ``e^(x^2)`` is split in two halves so that the result
   overflows only where ``erfi`` itself does.
 * ``ndtri_exp(y) = ndtri(e^y)`` through Cephes ``ndtri``'s regions without rounding

@@ -173,7 +173,7 @@ def _x_pow_a(df: jax.Array, t: jax.Array) -> jax.Array:
     The exponent reaches several hundred in the tails, where every ulp of it
     is an ulp-sized relative error times its magnitude.  ``t^2 / df`` and the
     product with ``df/2`` are therefore carried as exact double-word values
-    (Dekker), leaving only the rounding of ``log1p`` itself.
+    (:func:`._common.two_prod`), leaving only the rounding of ``log1p`` itself.
     """
     double = is_double(t)
     a = 0.5 * df
