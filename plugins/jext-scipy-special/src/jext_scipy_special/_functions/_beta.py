@@ -46,9 +46,11 @@ from ._common import (
     rgamma1p_small,
     stirling_corr,
     tiny_of,
+    two_prod,
+    two_sum,
 )
 from ._erf import ndtri
-from ._t import _two_prod, _two_sum, betainc_cf
+from ._t import betainc_cf
 
 __all__ = [
     "BetaConst",
@@ -96,10 +98,10 @@ def _centre_offset(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> ja
     exponent ``a phi + b phi ~ -d^2 (a+b) / (2ab)`` of the prefactor carries an error
     ``d (a+b)/(ab)`` times that of ``d``, and ``b x - a y`` rounded loses ``~a eps``:
     ``~z sqrt(a+b) eps`` relative (``z`` standard deviations out), 1e-12 at ``a+b ~ 1e7``."""
-    s_hi, s_lo = _two_sum(a, b)
+    s_hi, s_lo = two_sum(a, b)
     lower = x <= 0.5
     v = jnp.where(lower, x, y)
-    p_hi, p_lo = _two_prod(v, s_hi)
+    p_hi, p_lo = two_prod(v, s_hi)
     p_lo = p_lo + v * s_lo
     # p_hi - a (or b - p_hi) is exact where d is small against a (Sterbenz).
     return jnp.where(lower, (p_hi - a) + p_lo, (b - p_hi) - p_lo)
