@@ -25,6 +25,7 @@ __all__ = [
     "chunked",
     "entry_point",
     "eps_of",
+    "half_below_normal_log",
     "is_double",
     "iterate",
     "log1pmx",
@@ -32,6 +33,7 @@ __all__ = [
     "partitioned",
     "polyval",
     "polyval1",
+    "reciprocal_of_subnormal",
     "rgamma1p_parts",
     "rgamma1p_small",
     "stirling_corr",
@@ -172,6 +174,45 @@ def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     m = jnp.where(mask, bits, 1).astype(x.dtype)
     scale = 1074 if double else 149
     return mask, jnp.where(mask, jnp.log(m) - scale * math.log(2.0), 0.0)
+
+
+def half_below_normal_log(y: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mask, log(y/2))`` where ``0 < y/2`` and ``y/2`` is below the normal range (XLA on
+    CPU flushes the product ``0.5 y`` there, and reads a subnormal ``y`` as 0).
+
+    Below twice the smallest normal number ``y`` is ``b 2^-1074`` (``2^-149``) with ``b``
+    its bit pattern as an integer.  SciPy halves in float64: ``b / 2`` rounded to even
+    there (``y = 5e-324`` halves to 0, ``erfcinv = inf``); float32 inputs are halved
+    exactly (SciPy computes them in float64).
+    """
+    double = is_double(y)
+    itype = jnp.int64 if double else jnp.int32
+    bits = lax.bitcast_convert_type(y, itype)
+    mantissa_bits = 52 if double else 23
+    below = (bits > 0) & (bits < (2 << mantissa_bits))  # bits > 0: y positive
+    if double:
+        half = (bits >> 1) + (bits & (bits >> 1) & 1)
+        scale = 1074.0
+    else:
+        half = bits
+        scale = 150.0
+    mask = below & (half > 0)
+    m = jnp.where(mask, half, 1).astype(y.dtype)
+    return mask, jnp.where(mask, jnp.log(m) - scale * math.log(2.0), 0.0)
+
+
+def reciprocal_of_subnormal(x: jax.Array) -> jax.Array:
+    """``1/x`` for positive subnormal ``x``, correctly rounded (``inf`` where it overflows).
+
+    ``x = b 2^-1074`` (``2^-149``) with ``b`` its bits as an integer; ``1/x = (2^60/b)
+    2^1014`` (``(2^40/b) 2^109``): one rounding, then an exact power of two.  Elsewhere
+    the result is meaningless (the caller masks it).
+    """
+    double = is_double(x)
+    bits = lax.bitcast_convert_type(x, jnp.int64 if double else jnp.int32)
+    b = jnp.maximum(bits, 1).astype(x.dtype)
+    lead, rest = (2.0**60, 2.0**1014) if double else (2.0**40, 2.0**109)
+    return (lead / b) * rest
 
 
 def polyval(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:

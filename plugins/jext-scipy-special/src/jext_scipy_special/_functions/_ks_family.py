@@ -42,7 +42,18 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, eps_of, is_double, iterate, nondiff, partitioned, tangent
+from ._common import (
+    entry_point,
+    eps_of,
+    half_below_normal_log,
+    is_double,
+    iterate,
+    nondiff,
+    partitioned,
+    subnormal_log,
+    tangent,
+    tiny_of,
+)
 from ._declare import declare
 
 __all__ = ["WRAPPERS", "kolmogi", "kolmogorov", "smirnov", "smirnovi"]
@@ -186,9 +197,21 @@ def _kolmogi_impl(p: jax.Array) -> jax.Array:
             upper, (log_sf - log_target) * sf / pdf, -(log_cdf - log_target) * (1.0 - sf) / pdf
         )
         x = jnp.maximum(x + step, 0.5 * x)
+    # Below 4 tiny sf's leading factor e^(-2x^2) = p/2 underflows (Newton's sf/pdf is 0/0)
+    # and a subnormal p reads as 0: there sf = 2 e^(-2x^2) to the last bit (the next term
+    # is (p/2)^3 relative), x = sqrt(-log(p/2)/2), with p/2 read from the bits below 2 tiny
+    # and rounded as SciPy rounds it (p = 5e-324 halves to 0: inf, as in SciPy).
+    halved, log_half = half_below_normal_log(p)
+    deep = (p > 0.0) & (p < 4.0 * tiny_of(p))
+    log_half = jnp.where(halved, log_half, jnp.log(jnp.where(deep, p, 1.0)) - _LOG2)
+    x_deep = jnp.sqrt(-0.5 * log_half)
+    x = jnp.where(deep, x_deep, x)
     x = jnp.where(p == 0.0, jnp.inf, x)
     x = jnp.where(p == 1.0, 0.0, x)
-    return jnp.where(inner | (p == 0.0) | (p == 1.0), x, jnp.nan)
+    x = jnp.where(inner | (p == 0.0) | (p == 1.0), x, jnp.nan)
+    sub, _ = subnormal_log(p)
+    x_sub = jnp.where(jnp.signbit(p), jnp.nan, jnp.where(halved, x_deep, jnp.inf))
+    return jnp.where(sub, x_sub, x)
 
 
 @jax.custom_jvp
