@@ -45,7 +45,6 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from ._common import (
     entry_point,
     eps_of,
-    half_below_normal_log,
     is_double,
     iterate,
     nondiff,
@@ -198,20 +197,18 @@ def _kolmogi_impl(p: jax.Array) -> jax.Array:
         )
         x = jnp.maximum(x + step, 0.5 * x)
     # Below 4 tiny sf's leading factor e^(-2x^2) = p/2 underflows (Newton's sf/pdf is 0/0)
-    # and a subnormal p reads as 0: there sf = 2 e^(-2x^2) to the last bit (the next term
-    # is (p/2)^3 relative), x = sqrt(-log(p/2)/2), with p/2 read from the bits below 2 tiny
-    # and rounded as SciPy rounds it (p = 5e-324 halves to 0: inf, as in SciPy).
-    halved, log_half = half_below_normal_log(p)
-    deep = (p > 0.0) & (p < 4.0 * tiny_of(p))
-    log_half = jnp.where(halved, log_half, jnp.log(jnp.where(deep, p, 1.0)) - _LOG2)
-    x_deep = jnp.sqrt(-0.5 * log_half)
-    x = jnp.where(deep, x_deep, x)
-    x = jnp.where(p == 0.0, jnp.inf, x)
+    # and a subnormal p reads as 0 (its log comes from the bits): there sf = 2 e^(-2x^2)
+    # to the last bit (the next term is (p/2)^3 relative), x = sqrt(log(2/p)/2).  (SciPy
+    # runs Newton in subnormal arithmetic there: inf at 5e-324, up to 2e-4 off below 2e-322.)
+    sub, log_sub = subnormal_log(p)
+    deep = ((p > 0.0) & (p < 4.0 * tiny_of(p))) | sub
+    log_p = jnp.where(sub, log_sub, jnp.log(jnp.where(deep, p, 1.0)))
+    x = jnp.where(deep, jnp.sqrt(0.5 * (_LOG2 - log_p)), x)
+    x = jnp.where((p == 0.0) & ~sub, jnp.inf, x)
     x = jnp.where(p == 1.0, 0.0, x)
-    x = jnp.where(inner | (p == 0.0) | (p == 1.0), x, jnp.nan)
-    sub, _ = subnormal_log(p)
-    x_sub = jnp.where(jnp.signbit(p), jnp.nan, jnp.where(halved, x_deep, jnp.inf))
-    return jnp.where(sub, x_sub, x)
+    return jnp.where(
+        inner | (p == 0.0) | (p == 1.0), jnp.where(sub & jnp.signbit(p), jnp.nan, x), jnp.nan
+    )
 
 
 @jax.custom_jvp
