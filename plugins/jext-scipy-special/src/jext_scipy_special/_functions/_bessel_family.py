@@ -44,7 +44,7 @@ from ._common import (
     chunked,
     entry_point,
     eps_of,
-    half_below_normal_log,
+    half_below_normal,
     is_double,
     nondiff,
     partitioned,
@@ -270,9 +270,9 @@ def _k_edges(x: jax.Array, which: int) -> jax.Array:
     ok = (x >= tiny_of(x)) & (x < jnp.inf)
     val = k01_pos(jnp.where(ok, x, 1.0))[which]
     sub, _ = subnormal_log(x)
-    halved, log_half = half_below_normal_log(x)
+    halved, m_half, log_scale = half_below_normal(x)
     if which in (0, 2):  # K0 and e^x K0: the series' constant terms at t = x^2/4 = 0
-        small = jnp.where(halved, k0_from_log_half(log_half), jnp.inf)
+        small = jnp.where(halved, k0_from_log_half(jnp.log(m_half) - log_scale), jnp.inf)
     else:  # K1 and e^x K1: 1/x, the other terms are below the last bit
         small = jnp.where(halved, reciprocal_of_subnormal(x), jnp.nan)
     small = jnp.where(jnp.signbit(x), jnp.nan, small)
