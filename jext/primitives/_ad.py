@@ -126,14 +126,19 @@ def _check_tangent(core: Core, i: int, t: Any, aval: Any) -> Any:
         return _jax.make_zero(aval)
     if _jax.is_symbolic_zero(t):
         return t
-    want = _jax.tangent_dtype(aval.dtype)
-    if tuple(t.shape) != tuple(aval.shape) or t.dtype != want:
+    if not _is_tangent_of(t, aval):
         raise RuleError(
             f"jvp rule of primitive {core.name!r}: tangent result {i} is "
             f"{t.dtype}{list(t.shape)}, but the primal result is {_jax.aval_str(aval)} "
-            f"(its tangent must be {want}{list(aval.shape)})"
+            f"(its tangent must be {_jax.tangent_dtype(aval.dtype)}{list(aval.shape)})"
         )
     return t
+
+
+def _is_tangent_of(t: Any, aval: Any) -> bool:
+    """Whether ``t`` (a tangent or cotangent) has ``aval``'s shape and its tangent dtype
+    (``float0`` for integers and keys)."""
+    return tuple(t.shape) == tuple(aval.shape) and t.dtype == _jax.tangent_dtype(aval.dtype)
 
 
 def _linear_jvp(
@@ -307,8 +312,7 @@ def _transpose_per_example(
 def _check_cotangent(core: Core, i: int, ct: Any, x: Any, aval: Any) -> Any:
     if ct is None or not _jax.is_undefined_primal(x) or _jax.is_symbolic_zero(ct):
         return None
-    want = _jax.tangent_dtype(aval.dtype)
-    if tuple(ct.shape) != tuple(aval.shape) or ct.dtype != want:
+    if not _is_tangent_of(ct, aval):
         raise RuleError(
             f"transpose rule of primitive {core.name!r}: cotangent for operand leaf {i} "
             f"is {ct.dtype}{list(ct.shape)}, but the operand is {_jax.aval_str(aval)}"

@@ -15,12 +15,8 @@ from jext.rng_impls import (
     chacha20_key_data,
     threefry4x64_key_data,
 )
+from tests.rng_impls.shipped import IMPLS
 
-IMPLS = {
-    "philox4x64": PHILOX4X64.jax_impl,
-    "chacha20": CHACHA20.jax_impl,
-    "threefry4x64": THREEFRY4X64.jax_impl,
-}
 KEY_WORDS = {"philox4x64": 12, "chacha20": 12, "threefry4x64": 16}
 
 

@@ -9,17 +9,12 @@ import pytest
 
 from jext.rng_impls import (
     CHACHA20,
-    PHILOX4X64,
     THREEFRY4X64,
     chacha20_key_data,
     threefry4x64_key_data,
 )
+from tests.rng_impls.shipped import IMPLS
 
-IMPLS = {
-    "philox4x64": PHILOX4X64.jax_impl,
-    "chacha20": CHACHA20.jax_impl,
-    "threefry4x64": THREEFRY4X64.jax_impl,
-}
 RFC_KEY = bytes(range(32))
 RFC_NONCE = bytes.fromhex("000000000000004a00000000")
 

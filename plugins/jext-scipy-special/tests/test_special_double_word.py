@@ -19,25 +19,22 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _special_cases import x64
-from jext_scipy_special._functions import _elementary, _ks_family, _struve, _t
+from jax import lax
+from jext_scipy_special._functions import _common
 
 Pair = tuple[jax.Array, jax.Array]
 
 #: The exact double-word products: ``p + r == a * b`` exactly, with ``p = fl(a * b)``.
 EXACT_PRODUCTS: dict[str, Callable[[jax.Array, jax.Array], Pair]] = {
-    "_t._two_prod": _t._two_prod,
-    "_ks_family._two_product": _ks_family._two_product,
+    "_common.two_prod": _common.two_prod,
 }
 #: Splits ``v = hi + lo`` with both halves short enough for exact partial products.
 SPLITS: dict[str, Callable[[jax.Array], Pair]] = {
-    "_t._split": _t._split,
-    "_elementary._two_prod_split": _elementary._two_prod_split,
-    "_struve._split": _struve._split,
+    "_common.word_split": _common.word_split,
 }
 #: Error-free sums ``s + e == a + b`` exactly (Knuth's, for any order of magnitude).
 SUMS: dict[str, Callable[[jax.Array, jax.Array], Pair]] = {
-    "_t._two_sum": _t._two_sum,
-    "_struve._two_sum": _struve._two_sum,
+    "_common.two_sum": _common.two_sum,
 }
 DTYPES = (np.float64, np.float32)
 
@@ -133,17 +130,67 @@ def test_two_sum_error_term_is_exact(name: str, dt: type) -> None:
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: d.__name__)
-def test_struve_two_prod_is_a_faithful_double_word(dt: type) -> None:
-    """``_struve._two_prod`` sums the four exact partial products (no rounded product to be
+def test_two_prod_is_a_faithful_double_word(dt: type) -> None:
+    """``_common.two_prod`` sums the four exact partial products (no rounded product to be
     contracted) and rounds only the last of them: within a few units of the square of the
     unit roundoff of the exact product, whatever the compile fuses."""
     a, b = _operands(dt)
     with x64(dt is np.float64):
-        hi, lo = jax.jit(_struve._two_prod)(jnp.asarray(a), jnp.asarray(b))
+        hi, lo = jax.jit(_common.two_prod)(jnp.asarray(a), jnp.asarray(b))
     u = Fraction(float(np.finfo(dt).eps)) / 2
     wrong = []
     for x, y, h, lo_ in zip(a, b, np.asarray(hi), np.asarray(lo), strict=True):
         prod = _exact(x) * _exact(y)
         if abs(_exact(h) + _exact(lo_) - prod) > 4 * u * u * abs(prod):
             wrong.append((float(x), float(y)))
-    assert not wrong, f"_struve._two_prod ({dt.__name__}) is off at {wrong[:4]}"
+    assert not wrong, f"_common.two_prod ({dt.__name__}) is off at {wrong[:4]}"
+
+
+def _product_then_sum(
+    prod: Callable[[jax.Array, jax.Array], Pair], c: float
+) -> Callable[..., Pair]:
+    """``z c - 1`` as a double word: the product ``w = z c`` as a double word, then ``w_hi -
+    1`` by an error-free sum (zetac's float32 reflection, the t-distribution's ``t^2/df``).
+    XLA fuses the product into the sum and contracts them (an FMA): a Dekker product whose
+    ``p`` is not kept rounded there has its error ``w_lo`` counted twice."""
+
+    def run(z: jax.Array) -> Pair:
+        # As in the kernels, the one passes a barrier: XLA's simplifier would otherwise
+        # reassociate the sum's (w - 1) + 1 with the constant.
+        _, one = lax.optimization_barrier((z, jnp.ones_like(z)))
+        w_hi, w_lo = prod(z, jnp.full_like(z, c))
+        r_hi, r_lo = _common.two_sum(w_hi, -one)
+        return r_hi, r_lo + w_lo
+
+    return run
+
+
+def _product_sum_errors(prod: Callable[[jax.Array, jax.Array], Pair], dt: type) -> list[float]:
+    c = float(dt(1.0 / (2.0 * np.pi * np.e)))
+    z = np.linspace(13.0, 45.0, 97).astype(dt)
+    with x64(dt is np.float64):
+        hi, lo = jax.jit(_product_then_sum(prod, c))(jnp.asarray(z))
+    u = Fraction(float(np.finfo(dt).eps)) / 2
+    wrong = []
+    for zz, h, lo_ in zip(z, np.asarray(hi), np.asarray(lo), strict=True):
+        exact = _exact(zz) * Fraction(c) - 1
+        # Only r_lo + w_lo is rounded: a few units of u^2 of the product.
+        if abs(_exact(h) + _exact(lo_) - exact) > 4 * u * u * _exact(zz) * Fraction(c):
+            wrong.append(float(zz))
+    return wrong
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: d.__name__)
+def test_two_prod_keeps_its_rounding_in_a_following_sum(dt: type) -> None:
+    wrong = _product_sum_errors(_common.two_prod, dt)
+    assert not wrong, f"_common.two_prod ({dt.__name__}) counts its error twice at z = {wrong[:4]}"
+
+
+def test_product_sum_check_catches_a_double_count() -> None:
+    """The check above fails for a product whose error term is counted twice."""
+
+    def doubled(a: jax.Array, b: jax.Array) -> Pair:
+        p, e = _common.two_prod(a, b)
+        return p, 2.0 * e
+
+    assert len(_product_sum_errors(doubled, np.float32)) > 10

@@ -351,51 +351,39 @@ def _tiny_guard(x: jax.Array) -> jax.Array:
     return jnp.maximum(x, tiny_of(x))
 
 
-@jax.custom_jvp
-def _kv_pair(nu: jax.Array, x: jax.Array) -> Pair:
-    k0, k1 = partitioned(
-        lambda n, z: _kv_pair_kernel(n, z, scaled=False), _cost_class(nu, x), _NCLASS, nu, x
-    )
-    return k0, k1
+def _make_kv_pair(*, scaled: bool) -> jax.custom_jvp[Pair]:
+    """``(K_nu(x), K_{nu+1}(x))``, times ``e^x`` if ``scaled``, with its derivative in ``x``."""
+    name = "kve" if scaled else "kv"
+
+    @jax.custom_jvp
+    def pair(nu: jax.Array, x: jax.Array) -> Pair:
+        k0, k1 = partitioned(
+            lambda n, z: _kv_pair_kernel(n, z, scaled=scaled), _cost_class(nu, x), _NCLASS, nu, x
+        )
+        return k0, k1
+
+    def jvp(primals: Pair, tangents: tuple[object, object]) -> tuple[Pair, Pair]:
+        nu, x = primals
+        dnu, dx = tangents
+        nondiff(dnu, name, "v")
+        k0, k1 = pair(nu, x)
+        dx_ = tangent(dx, x)
+        xs = _tiny_guard(x)
+        if scaled:
+            # (e^x K_nu)' = e^x (K_nu' + K_nu).
+            d0 = (1.0 + nu / xs) * k0 - k1
+            d1 = (1.0 - (nu + 1.0) / xs) * k1 - k0
+        else:
+            d0 = -k1 + (nu / xs) * k0
+            d1 = -k0 - ((nu + 1.0) / xs) * k1
+        return (k0, k1), (d0 * dx_, d1 * dx_)
+
+    pair.defjvp(jvp, symbolic_zeros=True)
+    return pair
 
 
-def _kv_pair_jvp(primals: Pair, tangents: tuple[object, object]) -> tuple[Pair, Pair]:
-    nu, x = primals
-    dnu, dx = tangents
-    nondiff(dnu, "kv", "v")
-    k0, k1 = _kv_pair(nu, x)
-    dx_ = tangent(dx, x)
-    xs = _tiny_guard(x)
-    d0 = -k1 + (nu / xs) * k0
-    d1 = -k0 - ((nu + 1.0) / xs) * k1
-    return (k0, k1), (d0 * dx_, d1 * dx_)
-
-
-_kv_pair.defjvp(_kv_pair_jvp, symbolic_zeros=True)
-
-
-@jax.custom_jvp
-def _kve_pair(nu: jax.Array, x: jax.Array) -> Pair:
-    k0, k1 = partitioned(
-        lambda n, z: _kv_pair_kernel(n, z, scaled=True), _cost_class(nu, x), _NCLASS, nu, x
-    )
-    return k0, k1
-
-
-def _kve_pair_jvp(primals: Pair, tangents: tuple[object, object]) -> tuple[Pair, Pair]:
-    nu, x = primals
-    dnu, dx = tangents
-    nondiff(dnu, "kve", "v")
-    k0, k1 = _kve_pair(nu, x)
-    dx_ = tangent(dx, x)
-    xs = _tiny_guard(x)
-    d0 = (1.0 + nu / xs) * k0 - k1
-    d1 = (1.0 - (nu + 1.0) / xs) * k1 - k0
-    return (k0, k1), (d0 * dx_, d1 * dx_)
-
-
-_kve_pair.defjvp(_kve_pair_jvp, symbolic_zeros=True)
-
+_kv_pair = _make_kv_pair(scaled=False)
+_kve_pair = _make_kv_pair(scaled=True)
 
 _KV = entry_point(lambda v, z: _kv_pair(jnp.abs(v), z)[0])
 _KVE = entry_point(lambda v, z: _kve_pair(jnp.abs(v), z)[0])

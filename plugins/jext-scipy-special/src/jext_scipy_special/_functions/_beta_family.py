@@ -35,9 +35,8 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._beta import beta_density, beta_inv, beta_pq
 from ._common import as_float_arrays, entry_point, nondiff, tangent
-from ._declare import declare
+from ._declare import declare, declare_stats
 from ._erf import ndtri
-from ._stats import _stats_oracle
 from ._t import _stdtr_pdf, stdtr
 
 __all__ = [
@@ -552,12 +551,10 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         ("beta", "isf", beta_isf, ((0.2, 50.0), (0.2, 50.0)), (0.001, 0.999)),
     ):
         stats.append(
-            declare(
-                f"{dist}.{method}",
+            declare_stats(
+                dist,
+                method,
                 fn,
-                scope="stats",
-                mirrors=f"scipy.stats.{dist}.{method}",
-                oracle=_stats_oracle(dist, method),
                 domains=(
                     Domain((first, *shapes, (0.0, 0.0), (1.0, 1.0))),
                     # loc >= 0, and 0 for t (signed values): loc + scale x cancels in

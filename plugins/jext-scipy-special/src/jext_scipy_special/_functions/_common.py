@@ -26,6 +26,7 @@ __all__ = [
     "chunked",
     "entry_point",
     "eps_of",
+    "fast_two_sum",
     "half_below_normal",
     "is_double",
     "iterate",
@@ -42,6 +43,9 @@ __all__ = [
     "subnormal_parts",
     "tangent",
     "tiny_of",
+    "two_prod",
+    "two_sum",
+    "word_split",
 ]
 
 S = TypeVar("S")
@@ -158,6 +162,59 @@ def eps_of(x: jax.Array) -> float:
 def tiny_of(x: jax.Array) -> float:
     """Smallest positive normal number of the dtype of ``x``."""
     return float(np.finfo(x.dtype).tiny)
+
+
+def word_split(v: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``v = hi + lo`` with both halves short enough that their products are exact.
+
+    By the bits, not Veltkamp's ``c = (2^27 + 1) v; hi = c - (c - v)``: XLA:CPU contracts
+    ``c - v`` into a fused multiply-add (FMA) with the exact ``(2^27 + 1) v``, which
+    breaks that split.  ``hi`` keeps the leading half of the significand rounded to
+    nearest, so ``lo`` is at most half as long."""
+    if is_double(v):
+        i = lax.bitcast_convert_type(v, jnp.int64)
+        hi = lax.bitcast_convert_type((i + (1 << 26)) & ~((1 << 27) - 1), v.dtype)
+    else:
+        i = lax.bitcast_convert_type(v, jnp.int32)
+        hi = lax.bitcast_convert_type((i + (1 << 11)) & ~((1 << 12) - 1), v.dtype)
+    return hi, v - hi
+
+
+def fast_two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``a + b = s + e`` exactly (Dekker), for ``|a| >= |b|`` (or ``a`` zero)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+def two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``a + b = s + e`` exactly (Knuth), for any order of magnitudes.
+
+    A constant operand must pass an optimisation barrier first (with a traced value: one
+    of a constant alone is dropped): XLA's simplifier reassociates ``(x + 1) - 1`` into
+    ``x``, which erases the very rounding error this recovers."""
+    s = a + b
+    bv = s - a
+    return s, (a - (s - bv)) + (b - bv)
+
+
+def two_prod(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``a * b`` as a double word ``hi + lo``, within a few units of ``u^2`` (``u`` the unit
+    roundoff) of the exact product, for ``|a|, |b|`` well inside the range, whatever XLA
+    fuses around it.
+
+    Not Dekker's ``p = fl(a b)``, ``e = ((ah bh - p) + ah bl + al bh) + al bl``: XLA:CPU
+    copies a cheap product into each fusion that uses it and contracts it there with the
+    next addition into a fused multiply-add (FMA), so a later ``x - p`` subtracts the
+    exact ``a b`` instead of ``p`` and the error term is counted twice (an optimisation
+    barrier on ``p`` does not survive to the fusion passes).  Here the four partial
+    products of :func:`word_split`'s halves are exact and are summed by error-free sums:
+    no rounded product is left whose contraction could change the result, and only the
+    sum of the last, smallest terms rounds."""
+    ah, al = word_split(a)
+    bh, bl = word_split(b)
+    s, e1 = two_sum(ah * bh, ah * bl)
+    s, e2 = two_sum(s, al * bh)
+    return fast_two_sum(s, (e1 + e2) + al * bl)
 
 
 #: ``(mask, m, log_scale)``: where ``mask``, a positive number ``m 2^-k`` with ``log_scale =

@@ -23,7 +23,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import as_float_arrays, eps_of, is_double
+from ._common import as_float_arrays, eps_of, is_double, two_prod
 from ._declare import declare
 
 __all__ = [
@@ -48,12 +48,6 @@ _PI180 = math.pi / 180.0
 _LOSSTH = 1.0e14  # Cephes' limit for the degree functions (no fraction left above it)
 _LN10_HI = 2.302585092994045684  # float64 rounding of log(10)
 _LN10_LO = -2.1707562233822494e-16  # log(10) - _LN10_HI
-
-
-def _two_prod_split(v: jax.Array) -> tuple[jax.Array, jax.Array]:
-    c = (134217729.0 if is_double(v) else 4097.0) * v
-    hi = c - (c - v)
-    return hi, v - hi
 
 
 def exprel(x: ArrayLike) -> jax.Array:
@@ -102,10 +96,8 @@ def exp10(x: ArrayLike) -> jax.Array:
         return jnp.exp(x * math.log(10.0))
     big = jnp.abs(x) < 1e300
     xs = jnp.where(big, x, 0.0)
-    p = xs * _LN10_HI
-    xh, xl = _two_prod_split(xs)
-    ch, cl = _two_prod_split(jnp.asarray(_LN10_HI, x.dtype))
-    err = ((xh * ch - p) + xh * cl + xl * ch) + xl * cl + xs * _LN10_LO
+    p, err = two_prod(xs, jnp.full_like(xs, _LN10_HI))
+    err = err + xs * _LN10_LO
     # exp(p + err) = exp(p) (1 + err); split the exponent so exp(p) cannot
     # overflow before the correction when the result is just below the limit.
     out = jnp.exp(p) * (1.0 + err)

@@ -6,7 +6,7 @@ Methods:
 * ``erfi(x) = 2/sqrt(pi) sum x^(2k+1) / (k! (2k+1))`` for ``|x| <= 6.5`` (all
   terms positive: no cancellation), else the asymptotic series
   ``e^(x^2) / (sqrt(pi) x) sum (2k-1)!! / (2 x^2)^k`` (A&S 7.1.23 with
-  ``erfi(x) = -i erf(ix)``); ``x^2`` is carried exactly (Dekker) into the
+  ``erfi(x) = -i erf(ix)``); ``x^2`` is carried exactly (``_common.two_prod``) into the
   exponential and ``e^(x^2)`` is split in two halves so that the result
   overflows only where ``erfi`` itself does.
 * ``ndtri_exp(y) = ndtri(e^y)`` through Cephes ``ndtri``'s regions without rounding
@@ -37,11 +37,10 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import entry_point, is_double, polyval, subnormal_log
+from ._common import entry_point, is_double, polyval, subnormal_log, two_prod
 from ._declare import special_wrapper
 from ._erf import ndtri_exp as ndtri_exp_kernel
 from ._gamma import gammainccinv
-from ._t import _two_prod
 
 __all__ = ["WRAPPERS", "binom", "erfi", "ndtri_exp", "powm1", "rgamma"]
 
@@ -70,7 +69,7 @@ def _exp_x2(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``e^(x^2)`` as two equal factors ``h * h`` (``x^2`` carried exactly)."""
     safe = jnp.abs(x) < (1e150 if is_double(x) else 1e18)
     xs = jnp.where(safe, x, 0.0)
-    hi, lo = _two_prod(xs, xs)
+    hi, lo = two_prod(xs, xs)
     half = jnp.exp(0.5 * hi) * (1.0 + 0.5 * lo)
     return jnp.where(safe, half, jnp.inf), jnp.where(safe, half, jnp.inf)
 

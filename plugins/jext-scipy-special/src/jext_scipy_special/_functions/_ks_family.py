@@ -52,6 +52,7 @@ from ._common import (
     subnormal_log,
     tangent,
     tiny_of,
+    two_prod,
 )
 from ._declare import declare
 
@@ -71,24 +72,12 @@ def _log1p(x: jax.Array) -> jax.Array:
     return jnp.where(jnp.abs(x) < 0.3, jnp.log1p(x), jnp.log(u) - ((u - 1.0) - x) / u)
 
 
-def _two_product(a: jax.Array, b: jax.Array) -> Pair:
-    """``a * b = p + r`` exactly (Dekker's product by Veltkamp splitting)."""
-    c = 134217729.0 if is_double(a) else 4097.0  # 2^27 + 1, 2^12 + 1
-    ta, tb = c * a, c * b
-    ah = ta - (ta - a)
-    bh = tb - (tb - b)
-    al, bl = a - ah, b - bh
-    p = a * b
-    r = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    return p, r
-
-
 def _series_terms(x: jax.Array) -> tuple[jax.Array, ...]:
     """The two theta series at ``x > 0``, each where it suits (the other gets a dummy)."""
     big = x > 1.0
     # x > 1: sf = 2 e^(-2 x^2) S, S = sum (-1)^(k-1) e^(-2 (k^2-1) x^2).
     xb = jnp.where(big, x, 2.0)
-    s, r = _two_product(xb, xb)
+    s, r = two_prod(xb, xb)
     # x <= 1: cdf = sqrt(2 pi)/x e^(-a_1/x^2) C, C = sum e^(-(a_k - a_1)/x^2).
     xs = jnp.where(big, 0.5, x)
     w = 1.0 / (xs * xs)
@@ -233,7 +222,7 @@ def _smirnov_pair(n: jax.Array, e: jax.Array, with_pdf: bool) -> Pair:
     dtype = e.dtype
     # n e = ne_hi + ne_lo exactly: n A_j = n - j - n e and n B_j = n e + j are then exact
     # to the last bit even where A_j is a small difference of large numbers.
-    ne_hi, ne_lo = _two_product(n, e)
+    ne_hi, ne_lo = two_prod(n, e)
     log_t0 = n * _log1p(-e)
     k0 = jnp.floor(log_t0 / _LOG2)
     m0 = jnp.exp(log_t0 - k0 * _LOG2)

@@ -33,11 +33,18 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import chunked, entry_point, is_double, polyval, stirling_corr
+from ._common import (
+    chunked,
+    entry_point,
+    is_double,
+    polyval,
+    stirling_corr,
+    two_prod,
+    two_sum,
+)
 from ._declare import declare
 from ._elliptic_family import ellipj
-from ._struve import _two_prod
-from ._t import _LN2_HI, _LN2_LO, _log1p_dw, _two_sum
+from ._t import _LN2_HI, _LN2_LO, _log1p_dw
 
 __all__ = ["WRAPPERS", "shichi", "wrightomega", "zetac"]
 
@@ -112,24 +119,23 @@ def _reflection_f32(x: jax.Array, log_sine: jax.Array) -> jax.Array:
     ``z = 1 - x`` itself is a double word: its rounding (half an ulp of 64 is 4e-6)
     moves the result by ``psi(z) - log(2 pi)`` (~2.3) times as much, relatively.
 
-    The products are ``_struve._two_prod``'s sums of exact partial products: XLA:CPU
-    duplicates a product into the fusions that use it and contracts it there with the
-    next addition (an FMA, the exact product), so a Dekker ``p = fl(a b)`` is not the
-    ``p`` a later ``p - 1`` sees, and its error term ``r`` is then counted twice.
+    The products are :func:`._common.two_prod`'s sums of exact partial products (a
+    Dekker product's error term is counted twice here: XLA contracts its ``p`` with the
+    following ``p - 1``).
     """
     # The barrier (with x: one of a constant alone is dropped) keeps XLA's simplifier
     # from reassociating (1 - x) - 1 into -x.
     _, one = lax.optimization_barrier((x, jnp.ones_like(x)))  # type: ignore[no-untyped-call]
-    z, z_lo = _two_sum(one, -x)
+    z, z_lo = two_sum(one, -x)
     ok = z >= _F32_STIRLING_FROM
     zs = jnp.where(ok, z, _F32_STIRLING_FROM)
     z_lo = jnp.where(ok, z_lo, 0.0)
-    w_hi, w_lo = _two_prod(zs, jnp.full_like(zs, _C_2PIE_HI))
+    w_hi, w_lo = two_prod(zs, jnp.full_like(zs, _C_2PIE_HI))
     w_lo = w_lo + zs * _C_2PIE_LO
-    r_hi, r_lo = _two_sum(w_hi, -one)
+    r_hi, r_lo = two_sum(w_hi, -one)
     l_hi, l_lo = _log1p_dw(r_hi, r_lo + w_lo)
     h = zs - 0.5  # exact
-    e_hi, e_lo = _two_prod(h, l_hi)
+    e_hi, e_lo = two_prod(h, l_hi)
     # z_lo times the exponent's derivative log(z / (2 pi)) - 1 / (2 z) (S' is ~1e-4).
     dz = z_lo * ((l_hi + 1.0) - 0.5 / zs)
     rest = ((e_lo + h * l_lo) + dz) + (stirling_corr(zs) - 0.5) + log_sine

@@ -10,10 +10,6 @@ takes them: ``(q, <shape>, loc=0, scale=1)``; ``q`` outside ``[0, 1]``, a shape
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
@@ -21,7 +17,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._common import as_float_arrays
-from ._declare import declare
+from ._declare import declare_stats
 from ._gamma import gammaincinv
 from ._gammadist import chdtri
 
@@ -67,13 +63,6 @@ def chi2_isf(
     return _finish(chdtri(df, q), q, df, loc, scale)
 
 
-def _stats_oracle(dist: str, method: str) -> Callable[..., Any]:
-    def oracle(*args: Any) -> Any:
-        return getattr(getattr(importlib.import_module("scipy.stats"), dist), method)(*args)
-
-    return oracle
-
-
 def _declarations() -> tuple[ScipyWrapper, ...]:
     domains = (
         Domain(((0.001, 0.999), (0.2, 300.0), (0.0, 0.0), (1.0, 1.0))),
@@ -91,12 +80,10 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         ("gamma", "isf", gamma_isf),
     ):
         out.append(
-            declare(
-                f"{dist}.{method}",
+            declare_stats(
+                dist,
+                method,
                 fn,
-                scope="stats",
-                mirrors=f"scipy.stats.{dist}.{method}",
-                oracle=_stats_oracle(dist, method),
                 domains=domains,
                 differentiable=(0,),
                 edge_cases=tails,

@@ -43,7 +43,18 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel_family import _ive_impl
 from ._bessel_jy import jy
-from ._common import entry_point, eps_of, is_double, iterate, nondiff, partitioned, tangent
+from ._common import (
+    entry_point,
+    eps_of,
+    fast_two_sum,
+    is_double,
+    iterate,
+    nondiff,
+    partitioned,
+    tangent,
+    two_prod,
+    two_sum,
+)
 from ._declare import declare
 from ._gamma_family import _rgamma_impl
 
@@ -57,58 +68,21 @@ _SERIES_CLASSES = 8  # cost classes of the power series, by x in steps of 6
 _ASYMP_TERMS = 48  # the asymptotic series' terms decrease for at most ~x/2 of them
 
 
-def _fast_two_sum(a: jax.Array, b: jax.Array) -> Pair:
-    s = a + b
-    return s, b - (s - a)
-
-
-def _two_sum(a: jax.Array, b: jax.Array) -> Pair:
-    s = a + b
-    bv = s - a
-    return s, (a - (s - bv)) + (b - bv)
-
-
-def _split(v: jax.Array) -> Pair:
-    """``v = hi + lo`` with both halves short enough that their products are exact.
-
-    By the bits, not Veltkamp's ``c = (2^27 + 1) v``: XLA on CPU fuses multiplies into
-    adds (FMA), which breaks that split, and with it every double-word product built on
-    it.  ``hi`` keeps the leading half of the significand rounded to nearest, so ``lo`` is
-    at most half as long."""
-    if is_double(v):
-        i = lax.bitcast_convert_type(v, jnp.int64)
-        hi = lax.bitcast_convert_type((i + (1 << 26)) & ~((1 << 27) - 1), v.dtype)
-    else:
-        i = lax.bitcast_convert_type(v, jnp.int32)
-        hi = lax.bitcast_convert_type((i + (1 << 11)) & ~((1 << 12) - 1), v.dtype)
-    return hi, v - hi
-
-
-def _two_prod(a: jax.Array, b: jax.Array) -> Pair:
-    """``a * b`` as a double word, from the four exact partial products (summed without
-    a rounded product anywhere, so that FMA contraction cannot change the result)."""
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    s, e1 = _two_sum(ah * bh, ah * bl)
-    s, e2 = _two_sum(s, al * bh)
-    return _fast_two_sum(s, (e1 + e2) + al * bl)
-
-
 def _dd_mul(a: Pair, b: Pair) -> Pair:
-    p, e = _two_prod(a[0], b[0])
-    return _fast_two_sum(p, e + (a[0] * b[1] + a[1] * b[0]))
+    p, e = two_prod(a[0], b[0])
+    return fast_two_sum(p, e + (a[0] * b[1] + a[1] * b[0]))
 
 
 def _dd_div(a: Pair, b: Pair) -> Pair:
     q1 = a[0] / b[0]
-    p, e = _two_prod(q1, b[0])
+    p, e = two_prod(q1, b[0])
     r = (((a[0] - p) - e) + a[1]) - q1 * b[1]
-    return _fast_two_sum(q1, r / b[0])
+    return fast_two_sum(q1, r / b[0])
 
 
 def _dd_add(a: Pair, b: Pair) -> Pair:
-    s, e = _two_sum(a[0], b[0])
-    return _fast_two_sum(s, e + (a[1] + b[1]))
+    s, e = two_sum(a[0], b[0])
+    return fast_two_sum(s, e + (a[1] + b[1]))
 
 
 def _power_times(base: jax.Array, power: jax.Array, factor: jax.Array) -> jax.Array:
@@ -121,7 +95,7 @@ def _power_times(base: jax.Array, power: jax.Array, factor: jax.Array) -> jax.Ar
 def _series_sum(v: jax.Array, x: jax.Array, sign: float) -> jax.Array:
     """``sum_k r_k`` of the power series in double-word arithmetic (``x > 0``)."""
     h = 0.5 * x
-    z2 = _two_prod(h, h)
+    z2 = two_prod(h, h)
     z2 = (sign * z2[0], sign * z2[1])
     tol = eps_of(x) / 16.0
     one = jnp.ones_like(x)
@@ -130,9 +104,9 @@ def _series_sum(v: jax.Array, x: jax.Array, sign: float) -> jax.Array:
     def step(_: jax.Array, st: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         k, r_hi, r_lo, s_hi, s_lo, _ = st
         a = k + 1.5  # exact
-        b = _two_sum(a, v)
-        d = _two_prod(a, b[0])
-        d = _fast_two_sum(d[0], d[1] + a * b[1])
+        b = two_sum(a, v)
+        d = two_prod(a, b[0])
+        d = fast_two_sum(d[0], d[1] + a * b[1])
         r = _dd_div(_dd_mul((r_hi, r_lo), z2), d)
         s = _dd_add((s_hi, s_lo), r)
         # Done when the term is negligible and no later term can grow again (every later

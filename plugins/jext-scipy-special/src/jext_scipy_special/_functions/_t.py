@@ -39,6 +39,8 @@ from ._common import (
     stirling_corr,
     tangent,
     tiny_of,
+    two_prod,
+    two_sum,
 )
 from ._erf import ndtr
 
@@ -123,28 +125,6 @@ def betainc_cf(
     return iterate(step, init, converged, max_iter, x.dtype, unroll=2)[2]
 
 
-def _split(v: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Dekker's split of ``v`` into two halves whose products are exact."""
-    c = (134217729.0 if is_double(v) else 4097.0) * v
-    hi = c - (c - v)
-    return hi, v - hi
-
-
-def _two_prod(u: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``u * v = p + e`` exactly (Dekker), for ``|u|, |v|`` well inside the range."""
-    p = u * v
-    uh, ul = _split(u)
-    vh, vl = _split(v)
-    return p, ((uh * vh - p) + uh * vl + ul * vh) + ul * vl
-
-
-def _two_sum(u: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``u + v = s + e`` exactly (Knuth), for any order of magnitudes."""
-    s = u + v
-    bv = s - u
-    return s, (u - (s - bv)) + (v - bv)
-
-
 # log(2) split so that k * _LN2_HI is exact for |k| < 2**8 in float32.
 _LN2_HI = 0.693145751953125
 _LN2_LO = math.log(2.0) - _LN2_HI
@@ -164,7 +144,7 @@ def _log1p_dw(r_hi: jax.Array, r_lo: jax.Array) -> tuple[jax.Array, jax.Array]:
     # ((r + 1) - 1 becomes r), which would erase the rounding errors that
     # the double-word steps recover: the ones go through a barrier.
     one: jax.Array = lax.optimization_barrier(jnp.ones_like(r_hi))  # type: ignore[no-untyped-call]
-    u_hi, u_lo = _two_sum(one, r_hi)
+    u_hi, u_lo = two_sum(one, r_hi)
     u_lo = u_lo + r_lo
     mant, expo = jnp.frexp(u_hi)  # u_hi = mant 2^expo, mant in [1/2, 1)
     low = mant < math.sqrt(0.5)
@@ -172,19 +152,19 @@ def _log1p_dw(r_hi: jax.Array, r_lo: jax.Array) -> tuple[jax.Array, jax.Array]:
     scale = jnp.ldexp(jnp.ones_like(u_hi), -expo)  # exact power of two
     f_hi = u_hi * scale
     f_lo = u_lo * scale
-    num_hi, num_lo = _two_sum(f_hi - one, f_lo)  # f_hi - 1 is exact (Sterbenz)
-    den_hi, den_lo = _two_sum(f_hi, one)
+    num_hi, num_lo = two_sum(f_hi - one, f_lo)  # f_hi - 1 is exact (Sterbenz)
+    den_hi, den_lo = two_sum(f_hi, one)
     den_lo = den_lo + f_lo
     s_hi = num_hi / den_hi
-    p_hi, p_lo = _two_prod(s_hi, den_hi)
+    p_hi, p_lo = two_prod(s_hi, den_hi)
     s_lo = (((num_hi - p_hi) - p_lo) + num_lo - s_hi * den_lo) / den_hi
     s2 = s_hi * s_hi
     series = polyval(s2, [1.0 / (2 * j + 3) for j in reversed(range(6))])
     rest = 2.0 * s_lo + 2.0 * s_hi * s2 * series
     k = expo.astype(r_hi.dtype)
-    hi, lo = _two_sum(k * _LN2_HI, 2.0 * s_hi)
+    hi, lo = two_sum(k * _LN2_HI, 2.0 * s_hi)
     lo = lo + (rest + k * _LN2_LO)
-    return _two_sum(hi, lo)
+    return two_sum(hi, lo)
 
 
 def _x_pow_a(df: jax.Array, t: jax.Array) -> jax.Array:
@@ -193,7 +173,7 @@ def _x_pow_a(df: jax.Array, t: jax.Array) -> jax.Array:
     The exponent reaches several hundred in the tails, where every ulp of it
     is an ulp-sized relative error times its magnitude.  ``t^2 / df`` and the
     product with ``df/2`` are therefore carried as exact double-word values
-    (Dekker), leaving only the rounding of ``log1p`` itself.
+    (:func:`._common.two_prod`), leaving only the rounding of ``log1p`` itself.
     """
     double = is_double(t)
     a = 0.5 * df
@@ -203,16 +183,16 @@ def _x_pow_a(df: jax.Array, t: jax.Array) -> jax.Array:
     safe = (jnp.abs(t) < (1e150 if double else 1e15)) & (df < (1e290 if double else 1e30))
     ts = jnp.where(safe, t, 1.0)
     dfs = jnp.where(safe, df, 1.0)
-    t2_hi, t2_lo = _two_prod(ts, ts)
+    t2_hi, t2_lo = two_prod(ts, ts)
     r_hi = t2_hi / dfs
-    p_hi, p_lo = _two_prod(r_hi, dfs)
+    p_hi, p_lo = two_prod(r_hi, dfs)
     r_lo = (((t2_hi - p_hi) - p_lo) + t2_lo) / dfs  # t^2/df - r_hi
     if double:
         l_hi = jnp.log1p(r_hi)
         l_lo = r_lo / (1.0 + r_hi)
     else:
         l_hi, l_lo = _log1p_dw(r_hi, r_lo)
-    e_hi, e_lo = _two_prod(0.5 * dfs, l_hi)
+    e_hi, e_lo = two_prod(0.5 * dfs, l_hi)
     e_lo = e_lo + 0.5 * dfs * l_lo
     compensated = jnp.exp(-e_hi) * (1.0 - e_lo)
     return jnp.where(safe, compensated, plain)
