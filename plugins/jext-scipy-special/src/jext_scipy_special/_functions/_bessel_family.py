@@ -39,15 +39,18 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel import MAX_ORDER, _kv_pair_kernel, asym_region, hankel_sums, iterate_kept
 from ._bessel_jy import sin_pi as _sin_pi
-from ._bessel_k01 import k01_pos
+from ._bessel_k01 import k0_from_log_half, k01_pos
 from ._common import (
     chunked,
     entry_point,
     eps_of,
+    half_below_normal,
     is_double,
     nondiff,
     partitioned,
+    reciprocal_of_subnormal,
     rgamma1p_small,
+    subnormal_log,
     tangent,
     tiny_of,
 )
@@ -260,13 +263,21 @@ def ive(v: ArrayLike, z: ArrayLike) -> jax.Array:
 # Orders 0 and 1 have their own loop-free kernels (``_bessel_k01``), with the derivatives
 # K0' = -K1, K1' = -K0 - K1/x, and for the scaled forms (times e^x) k0e' = k0e - k1e,
 # k1e' = k1e - k0e - k1e/x.  SciPy's edges: inf at 0, nan below 0 and at nan, 0 at +inf.
-# XLA on CPU flushes subnormal inputs to 0: below the smallest normal number the kernels
-# see log(0), so subnormal x count as 0 here (inf, as before these kernels).
+# XLA on CPU reads a subnormal x as 0, where K is finite (K0 ~ -log(x/2) - gamma, K1 ~
+# 1/x: finite down to x = 5.6e-309): those values come from x's bits, with SciPy's own
+# rounding of x/2 (K0(5e-324) = inf, K1(5e-324) = nan there, as in SciPy).
 def _k_edges(x: jax.Array, which: int) -> jax.Array:
     ok = (x >= tiny_of(x)) & (x < jnp.inf)
     val = k01_pos(jnp.where(ok, x, 1.0))[which]
+    sub, _ = subnormal_log(x)
+    halved, m_half, log_scale = half_below_normal(x)
+    if which in (0, 2):  # K0 and e^x K0: the series' constant terms at t = x^2/4 = 0
+        small = jnp.where(halved, k0_from_log_half(jnp.log(m_half) - log_scale), jnp.inf)
+    else:  # K1 and e^x K1: 1/x, the other terms are below the last bit
+        small = jnp.where(halved, reciprocal_of_subnormal(x), jnp.nan)
+    small = jnp.where(jnp.signbit(x), jnp.nan, small)
     edge = jnp.where(x >= 0.0, jnp.where(x == jnp.inf, 0.0, jnp.inf), jnp.nan)
-    return jnp.where(ok, val, edge)
+    return jnp.where(ok, val, jnp.where(sub, small, edge))
 
 
 @jax.custom_jvp

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from . import _bessel_k01_coeffs as cf
 from ._common import polyval
 
-__all__ = ["k01_pos"]
+__all__ = ["k0_from_log_half", "k01_pos"]
 
 Quad = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
 _LOG2 = math.log(2.0)
@@ -55,3 +55,9 @@ def k01_pos(x: jax.Array) -> Quad:
         jnp.where(near, k0n * grow, k0e_far),
         jnp.where(near, k1n * grow, k1e_far),
     )
+
+
+def k0_from_log_half(log_half: jax.Array) -> jax.Array:
+    """``K0`` (and ``e^x K0``) at ``x`` below the normal range from ``log(x/2)``: the
+    series' constant terms (``t = x^2/4`` is 0 there, and ``e^x`` is 1)."""
+    return cf.K0_SERIES[-1] - (log_half + _EULER) * cf.I0_SERIES[-1]

@@ -21,11 +21,13 @@ from jax.typing import ArrayLike
 
 __all__ = [
     "LANES",
+    "BelowNormal",
     "as_float_arrays",
     "chunked",
     "entry_point",
     "eps_of",
     "fast_two_sum",
+    "half_below_normal",
     "is_double",
     "iterate",
     "log1pmx",
@@ -33,10 +35,12 @@ __all__ = [
     "partitioned",
     "polyval",
     "polyval1",
+    "reciprocal_of_subnormal",
     "rgamma1p_parts",
     "rgamma1p_small",
     "stirling_corr",
     "subnormal_log",
+    "subnormal_parts",
     "tangent",
     "tiny_of",
     "two_prod",
@@ -213,8 +217,13 @@ def two_prod(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     return fast_two_sum(s, (e1 + e2) + al * bl)
 
 
-def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(mask, log|x|)`` for subnormal ``x`` (``mask`` false, log 0 elsewhere).
+#: ``(mask, m, log_scale)``: where ``mask``, a positive number ``m 2^-k`` with ``log_scale =
+#: k log 2`` (``m`` an integer held exactly; 1 elsewhere), for numbers XLA cannot hold.
+BelowNormal = tuple[jax.Array, jax.Array, float]
+
+
+def subnormal_parts(x: jax.Array) -> BelowNormal:
+    """``|x|`` as ``m 2^-k`` for subnormal ``x`` (``mask`` false elsewhere).
 
     XLA on CPU treats subnormal operands of arithmetic and comparisons as zero (and
     flushes subnormal results to zero), but moves their bits untouched: the value is
@@ -227,8 +236,50 @@ def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     bits = lax.bitcast_convert_type(x, itype) & ((1 << (63 if double else 31)) - 1)
     mask = (bits > 0) & (bits < (1 << mantissa_bits))
     m = jnp.where(mask, bits, 1).astype(x.dtype)
-    scale = 1074 if double else 149
-    return mask, jnp.where(mask, jnp.log(m) - scale * math.log(2.0), 0.0)
+    return mask, m, (1074 if double else 149) * math.log(2.0)
+
+
+def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mask, log|x|)`` for subnormal ``x`` (``mask`` false, log 0 elsewhere); see
+    :func:`subnormal_parts`."""
+    mask, m, log_scale = subnormal_parts(x)
+    return mask, jnp.where(mask, jnp.log(m) - log_scale, 0.0)
+
+
+def half_below_normal(y: jax.Array) -> BelowNormal:
+    """``y/2`` as ``m 2^-k`` where ``0 < y/2`` is below the normal range (XLA on CPU flushes
+    the product ``0.5 y`` there, and reads a subnormal ``y`` as 0).
+
+    Below twice the smallest normal number ``y`` is ``b 2^-1074`` (``2^-149``) with ``b``
+    its bit pattern as an integer.  SciPy halves in float64: ``b / 2`` rounded to even
+    there (``y = 5e-324`` halves to 0, ``erfcinv = inf``: ``mask`` is false); float32
+    inputs are halved exactly (SciPy computes them in float64).
+    """
+    double = is_double(y)
+    bits = lax.bitcast_convert_type(y, jnp.int64 if double else jnp.int32)
+    below = (bits > 0) & (bits < (2 << (52 if double else 23)))  # bits > 0: y positive
+    if double:
+        half = (bits >> 1) + (bits & (bits >> 1) & 1)
+        scale = 1074
+    else:
+        half = bits
+        scale = 150
+    mask = below & (half > 0)
+    return mask, jnp.where(mask, half, 1).astype(y.dtype), scale * math.log(2.0)
+
+
+def reciprocal_of_subnormal(x: jax.Array) -> jax.Array:
+    """``1/x`` for positive subnormal ``x``, correctly rounded (``inf`` where it overflows).
+
+    ``x = b 2^-1074`` (``2^-149``) with ``b`` its bits as an integer; ``1/x = (2^60/b)
+    2^1014`` (``(2^40/b) 2^109``): one rounding, then an exact power of two.  Elsewhere
+    the result is meaningless (the caller masks it).
+    """
+    double = is_double(x)
+    bits = lax.bitcast_convert_type(x, jnp.int64 if double else jnp.int32)
+    b = jnp.maximum(bits, 1).astype(x.dtype)
+    lead, rest = (2.0**60, 2.0**1014) if double else (2.0**40, 2.0**109)
+    return (lead / b) * rest
 
 
 def polyval(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:

@@ -18,7 +18,15 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
-from ._common import entry_point, is_double, polyval, polyval1
+from ._common import (
+    BelowNormal,
+    entry_point,
+    half_below_normal,
+    is_double,
+    polyval,
+    polyval1,
+    subnormal_parts,
+)
 from ._ndtri_exp_coeffs import TAIL_SERIES
 
 __all__ = ["erfcinv", "ndtr", "ndtri", "ndtri_exp"]
@@ -122,25 +130,37 @@ def _ndtri_parts(
     return top, bottom
 
 
-def ndtri(y: jax.Array) -> jax.Array:
+def ndtri(y: jax.Array, small: BelowNormal | None = None) -> jax.Array:
     """Inverse of the standard normal CDF (Cephes ``ndtri``); ``y`` a float array.
 
-    ``ndtri(0) = -inf``, ``ndtri(1) = inf``, outside ``[0, 1]`` nan.
+    ``ndtri(0) = -inf``, ``ndtri(1) = inf``, outside ``[0, 1]`` nan.  XLA on CPU reads a
+    subnormal ``y`` as 0 (``-inf``), while ``ndtri`` is finite there (~-38.5): its log is
+    read from the bits.  ``small`` instead names the elements whose true argument is a
+    positive number below the normal range and gives it (``erfcinv``'s ``y / 2``, which
+    underflows where ``y`` itself does not).  One ``log`` serves both.
     """
+    if small is None:
+        sub, m, log_scale = subnormal_parts(y)
+        negative = sub & jnp.signbit(y)  # nan like SciPy, not ndtri(0)
+        small = (sub & ~negative, m, log_scale)
+    else:
+        negative = jnp.zeros(y.shape, bool)
+    is_small, m_small, log_scale = small
     upper = y > 1.0 - _EXPM2
     yt = jnp.where(upper, 1.0 - y, y)
     central = yt > _EXPM2
     # Central region: w = y - 1/2; tails: z = sqrt(-2 log y).
     w = jnp.where(central, yt - 0.5, 0.0)
     ys = jnp.where(central | (yt <= 0.0), _EXPM2, yt)
-    z = jnp.sqrt(-2.0 * jnp.log(ys))
+    log_ys = jnp.log(jnp.where(is_small, m_small, ys)) - jnp.where(is_small, log_scale, 0.0)
+    z = jnp.sqrt(-2.0 * log_ys)
     top, bottom = _ndtri_parts(w, z, jnp.log(z), central)
     ratio = top / bottom
     tail = z - ratio
     x = jnp.where(central, (w + w * ratio) * _S2PI, jnp.where(upper, tail, -tail))
-    x = jnp.where(y == 0.0, -jnp.inf, x)
+    x = jnp.where((y == 0.0) & ~is_small, -jnp.inf, x)
     x = jnp.where(y == 1.0, jnp.inf, x)
-    return jnp.where((y < 0.0) | (y > 1.0) | jnp.isnan(y), jnp.nan, x)
+    return jnp.where((y < 0.0) | (y > 1.0) | jnp.isnan(y) | negative, jnp.nan, x)
 
 
 def ndtri_exp(y: jax.Array) -> jax.Array:
@@ -194,7 +214,10 @@ def ndtr(x: jax.Array) -> jax.Array:
 
 @jax.custom_jvp
 def _erfcinv(y: jax.Array) -> jax.Array:
-    return -ndtri(0.5 * y) * (1.0 / math.sqrt(2.0))
+    x = -ndtri(0.5 * y, half_below_normal(y)) * (1.0 / math.sqrt(2.0))
+    # A negative subnormal y reads as 0 (inf): nan like SciPy.
+    sub = subnormal_parts(y)[0]
+    return jnp.where(sub & jnp.signbit(y), jnp.nan, x)
 
 
 @_erfcinv.defjvp

@@ -49,7 +49,9 @@ from ._common import (
     iterate,
     nondiff,
     partitioned,
+    subnormal_log,
     tangent,
+    tiny_of,
     two_prod,
 )
 from ._declare import declare
@@ -183,9 +185,19 @@ def _kolmogi_impl(p: jax.Array) -> jax.Array:
             upper, (log_sf - log_target) * sf / pdf, -(log_cdf - log_target) * (1.0 - sf) / pdf
         )
         x = jnp.maximum(x + step, 0.5 * x)
-    x = jnp.where(p == 0.0, jnp.inf, x)
+    # Below 4 tiny sf's leading factor e^(-2x^2) = p/2 underflows (Newton's sf/pdf is 0/0)
+    # and a subnormal p reads as 0 (its log comes from the bits): there sf = 2 e^(-2x^2)
+    # to the last bit (the next term is (p/2)^3 relative), x = sqrt(log(2/p)/2).  (SciPy
+    # runs Newton in subnormal arithmetic there: inf at 5e-324, up to 2e-4 off below 2e-322.)
+    sub, log_sub = subnormal_log(p)
+    deep = ((p > 0.0) & (p < 4.0 * tiny_of(p))) | sub
+    log_p = jnp.where(sub, log_sub, jnp.log(jnp.where(deep, p, 1.0)))
+    x = jnp.where(deep, jnp.sqrt(0.5 * (_LOG2 - log_p)), x)
+    x = jnp.where((p == 0.0) & ~sub, jnp.inf, x)
     x = jnp.where(p == 1.0, 0.0, x)
-    return jnp.where(inner | (p == 0.0) | (p == 1.0), x, jnp.nan)
+    return jnp.where(
+        inner | (p == 0.0) | (p == 1.0), jnp.where(sub & jnp.signbit(p), jnp.nan, x), jnp.nan
+    )
 
 
 @jax.custom_jvp
