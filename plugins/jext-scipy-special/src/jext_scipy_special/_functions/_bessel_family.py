@@ -50,7 +50,7 @@ from ._common import (
     partitioned,
     reciprocal_of_subnormal,
     rgamma1p_small,
-    subnormal_log,
+    subnormal_parts,
     tangent,
     tiny_of,
 )
@@ -269,7 +269,7 @@ def ive(v: ArrayLike, z: ArrayLike) -> jax.Array:
 def _k_edges(x: jax.Array, which: int) -> jax.Array:
     ok = (x >= tiny_of(x)) & (x < jnp.inf)
     val = k01_pos(jnp.where(ok, x, 1.0))[which]
-    sub, _ = subnormal_log(x)
+    sub = subnormal_parts(x)[0]
     halved, m_half, log_scale = half_below_normal(x)
     if which in (0, 2):  # K0 and e^x K0: the series' constant terms at t = x^2/4 = 0
         small = jnp.where(halved, k0_from_log_half(jnp.log(m_half) - log_scale), jnp.inf)
