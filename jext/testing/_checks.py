@@ -117,7 +117,7 @@ class _Case:
         if name in together:
             return together.get(name)
         fn, args = program
-        return _compiled(fn, args, together.options)(*args)
+        return compiled_with(fn, args, together.options)(*args)
 
     def together(self, group: str) -> _Together:
         """The example's shared program ``group``, built and run once: ``"values"`` at JAX's
@@ -692,7 +692,7 @@ class _Together:
             return
         args = {k: list(a) for k, (_, a) in parts.items()}
         try:
-            self._values = _compiled(program, (args,), options)(args)
+            self._values = compiled_with(program, (args,), options)(args)
         except Exception:  # computed part by part below, each with its own error
             self._merged = False
             self._errors = {}
@@ -707,7 +707,7 @@ class _Together:
                 raise self._errors[name]
             return self._values[name]
         fn, args = self._parts[name]
-        return _compiled(fn, args, self.options)(*args)
+        return compiled_with(fn, args, self.options)(*args)
 
 
 def structure_options() -> Mapping[str, Any] | None:
@@ -726,7 +726,7 @@ def structure_options() -> Mapping[str, Any] | None:
     return STRUCTURE_COMPILE if jax.default_backend() == "cpu" else None
 
 
-def _compiled(
+def compiled_with(
     fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, Any] | None
 ) -> Callable[..., Any]:
     """``jax.jit(fn)``, compiled for ``args`` with XLA ``options`` where given."""

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jext.random._impl import RngImpl
-from jext.testing._checks import structure_options
+from jext.testing._checks import compiled_with, structure_options
 from jext.testing._report import (
     CheckFailure,
     CheckResult,
@@ -96,8 +96,9 @@ def check_conventions(impl: RngImpl) -> None:
             "widths": {w: _bits_of_width(key, w) for w in (8, 16, 32)},
         }
 
-    keys, more = children[:3], children[3:]
-    out = jax.tree.map(np.asarray, _structure_jit(program, key, keys, more)(key, keys, more))
+    keys = children[:3]
+    args = (key, keys, children[3:])
+    out = jax.tree.map(np.asarray, compiled_with(program, args, structure_options())(*args))
     if not np.array_equal(out["bits"], np.asarray(_bits(key))):
         raise CheckFailure("bits under jit differ from eager bits")
     if not np.array_equal(out["vmapped"], np.stack([np.asarray(_bits(k)) for k in keys])):
@@ -113,15 +114,6 @@ def check_conventions(impl: RngImpl) -> None:
         _check_width(bits, width)
     with jax.enable_x64(True):
         _check_width(np.asarray(jax.jit(_bits_of_width, static_argnums=1)(key, 64)), 64)
-
-
-def _structure_jit(fn: Callable[..., Any], *args: Any) -> Callable[..., Any]:
-    """``jax.jit(fn)`` compiled for ``args`` with the structure options where they apply."""
-    options = structure_options()
-    if options is None:
-        return jax.jit(fn)
-    compiled: Callable[..., Any] = jax.jit(fn).lower(*args).compile(dict(options))
-    return compiled
 
 
 def _bits_of_width(key: jax.Array, width: int) -> jax.Array:
