@@ -276,6 +276,10 @@ def beta_pq(
         p, q = partitioned(_pq_inner, key, len(_CF_EDGES) + 2, *args, skip_first=True)
     else:
         p, q = partitioned(_pq_inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
+    # A complement formed as 1 - I by cancellation (I ~ 1 within its rounding, e.g. a tiny
+    # a, or b tiny with x near 1) can land an ulp or so outside [0, 1].
+    p = jnp.clip(p, 0.0, 1.0)
+    q = jnp.clip(q, 0.0, 1.0)
     to_one = ((a == 0.0) | (b == jnp.inf)) & (x > 0.0)
     to_zero = ((b == 0.0) | (a == jnp.inf)) & (x < 1.0)
     p = jnp.where(to_one, 1.0, jnp.where(to_zero, 0.0, p))
