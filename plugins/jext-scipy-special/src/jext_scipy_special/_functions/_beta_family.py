@@ -36,7 +36,7 @@ from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._beta import beta_density, beta_inv, beta_pq
+from ._beta import beta_density, beta_inv, beta_log_density, beta_log_pq, beta_pq
 from ._common import as_float_arrays, entry_point, nondiff, tangent
 from ._declare import declare, declare_stats
 from ._erf import ndtri
@@ -478,36 +478,31 @@ def _beta_method(
     ``scale <= 0``."""
     x, a, b, loc, scale = as_float_arrays(*args)
     z = _located(x, loc, scale)
-    # The kernel sees z in [0, 1] only: outside, its x-derivative (the density) is 0.
-    inside = kernel(a, b, jnp.clip(z, 0.0, 1.0))
-    out = jnp.where(z <= 0.0, below, jnp.where(z >= 1.0, above, inside))
+    # z clipped to the support: the kernel's values at 0 and 1 are SciPy's outside it, and
+    # its derivative there is the density's 0 (nan for a log at -inf, as finite differences).
+    out = kernel(a, b, jnp.clip(z, 0.0, 1.0))
+    # Except for a = b = inf, where the kernel answers nan (a point mass it cannot place).
+    point = (a == jnp.inf) & (b == jnp.inf)
+    out = jnp.where(point & (z <= 0.0), below, jnp.where(point & (z >= 1.0), above, out))
     return jnp.where(~(a > 0.0) | ~(b > 0.0), jnp.nan, out)
 
 
-def _log_prob(p: jax.Array, q: jax.Array) -> jax.Array:
-    """``log p`` for ``p = 1 - q``: ``log1p(-q)`` near ``p = 1``, where ``log p`` of the rounded
-    ``p`` would carry ``eps / |log p|`` relative (only for ``q < 1/4``: XLA's CPU ``log1p``
-    is ~100 ulp off on (-1/2, -0.3))."""
-    return jnp.where(q < 0.25, jnp.log1p(-q), jnp.log(p))
-
-
 def _log_slope(a: jax.Array, b: jax.Array, x: jax.Array, log_p: jax.Array) -> jax.Array:
-    """``density / p``, the derivative of ``log p``; 0 where the density is (outside the
-    support), not ``0 * inf`` where ``p`` is 0 there."""
-    d = _dens(a, b, x)
-    return jnp.where(d > 0.0, d * jnp.exp(-log_p), 0.0)
+    """``density / p``, the derivative of ``log p``, as ``exp(log density - log p)`` (finite
+    where both underflow); nan where ``p = 0`` (``log p = -inf``: as finite differences)."""
+    return jnp.exp(beta_log_density(a, b, x, 1.0 - x) - log_p)
 
 
 _LOG_BETAINC = _function(
     "beta.logcdf",
     ("a", "b", "x"),
-    lambda a, b, x: _log_prob(*beta_pq(a, b, x)),
+    lambda a, b, x: beta_log_pq(a, b, x)[0],
     {2: lambda a, b, x, out: _log_slope(a, b, x, out)},
 )
 _LOG_BETAINCC = _function(
     "beta.logsf",
     ("a", "b", "x"),
-    lambda a, b, x: _log_prob(*beta_pq(a, b, x)[::-1]),
+    lambda a, b, x: beta_log_pq(a, b, x)[1],
     {2: lambda a, b, x, out: -_log_slope(a, b, x, out)},
 )
 
@@ -529,17 +524,18 @@ def beta_sf(
 def beta_logcdf(
     x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
 ) -> jax.Array:
-    """Log of the beta distribution CDF, mirroring ``scipy.stats.beta.logcdf``; near
-    ``cdf = 1`` from ``log1p(-sf)`` (SciPy's ``log(cdf)`` is ``eps / |logcdf|`` relative off
-    there)."""
+    """Log of the beta distribution CDF, mirroring ``scipy.stats.beta.logcdf``, to full
+    relative accuracy near ``cdf = 1`` (SciPy's ``log(cdf)`` is ``eps / |logcdf|`` off
+    there) and where the CDF underflows (``log`` of the prefactor less ``log`` of the
+    continued fraction: finite in float32 far beyond 1e-38)."""
     return _beta_method(_LOG_BETAINC, -math.inf, 0.0, x, a, b, loc, scale)
 
 
 def beta_logsf(
     x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
 ) -> jax.Array:
-    """Log of the beta distribution survival function, mirroring ``scipy.stats.beta.logsf``;
-    near ``sf = 1`` from ``log1p(-cdf)``."""
+    """Log of the beta distribution survival function, mirroring ``scipy.stats.beta.logsf``,
+    accurate as :func:`beta_logcdf`."""
     return _beta_method(_LOG_BETAINCC, 0.0, -math.inf, x, a, b, loc, scale)
 
 
