@@ -283,15 +283,15 @@ def _grouped(
     )
     # Grouped by the fraction's length: its loop runs until a chunk's slowest element.
     if skip_edges:
-        # The edge elements (values set below) as class 0, whose chunks are not run.
+        # The edge elements (values set by the caller) as class 0, whose chunks are not run.
         key = jnp.where(inner_el, _cf_class(*args) + 1, 0)
-        return partitioned(inner, key, len(_CF_EDGES) + 2, *args, skip_first=True)
-    return partitioned(inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
+        p, q = partitioned(inner, key, len(_CF_EDGES) + 2, *args, skip_first=True)
+    else:
+        p, q = partitioned(inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
+    return p, q
 
 
-def _edges(
-    a: jax.Array, b: jax.Array, x: jax.Array, pq: _Pair, zero: float, one: float
-) -> _Pair:
+def _edges(a: jax.Array, b: jax.Array, x: jax.Array, pq: _Pair, zero: float, one: float) -> _Pair:
     """SciPy's conventions at the edges (see :func:`beta_pq`) over the pair ``pq``, with
     ``zero`` and ``one`` the values of 0 and 1 (``-inf`` and 0 for logarithms)."""
     p, q = pq

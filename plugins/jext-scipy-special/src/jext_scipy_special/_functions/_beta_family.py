@@ -497,7 +497,7 @@ _LOG_BETAINC = _function(
     "beta.logcdf",
     ("a", "b", "x"),
     lambda a, b, x: beta_log_pq(a, b, x)[0],
-    {2: lambda a, b, x, out: _log_slope(a, b, x, out)},
+    {2: _log_slope},
 )
 _LOG_BETAINCC = _function(
     "beta.logsf",
