@@ -7,7 +7,9 @@ tolerance, and each element must come out with the same bits in both orders.
 ``betaincc``'s complement is held to the complement column of SciPy's own ``betainc``
 tables, and ``betaincc`` and ``bdtr`` at parameters up to 1e7 to stored mpmath values.
 Gradients and ``jit``/``vmap`` go through ``jext check`` in the README's main
-job, which CI runs beside this suite.
+job, which CI runs beside this suite; for ``betainc`` and ``beta.{cdf,sf,logcdf,logsf}``,
+which replace ``jax.scipy``'s own, they are also tested here (against SciPy's density),
+with float32, SciPy's edge conventions and mpmath at large parameters.
 """
 
 from __future__ import annotations
