@@ -381,6 +381,29 @@ def _stats_continuous_inputs(rng: np.random.Generator) -> dict[str, Case]:
     return cases
 
 
+def _beta_replacement_inputs(rng: np.random.Generator) -> dict[str, Case]:
+    """``betainc`` and ``scipy.stats.beta`` ``cdf, sf, logcdf, logsf``, which replace
+    ``jax.scipy``'s (drawn last, so that the rows above keep their inputs)."""
+    import scipy.stats as st
+    from jext_scipy_special._functions import _beta_family as bt
+
+    def u(lo: float, hi: float) -> np.ndarray:
+        return rng.uniform(lo, hi, N)
+
+    def logu(lo: float, hi: float) -> np.ndarray:
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), N))
+
+    cases: dict[str, Case] = {
+        "betainc": (bt.betainc, sc.betainc, (logu(0.1, 1e3), logu(0.1, 1e3), u(0.0, 1.0))),
+    }
+    shapes = (logu(0.2, 50.0), logu(0.2, 50.0))
+    x = u(0.0, 1.0)
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        ours = getattr(bt, f"beta_{method}")
+        cases[f"beta.{method}"] = (ours, getattr(st.beta, method), (x, *shapes))
+    return cases
+
+
 def all_cases(rng: np.random.Generator) -> dict[str, Case]:
     """Every row, in print order (drawn in one fixed order, so a row's inputs do not
     depend on which rows are selected)."""
@@ -389,6 +412,7 @@ def all_cases(rng: np.random.Generator) -> dict[str, Case]:
     cases |= _discrete_inputs(rng)
     cases |= _ks_voigt_inputs(rng) | _struve_inputs(rng)
     cases |= _stats_continuous_inputs(rng)
+    cases |= _beta_replacement_inputs(rng)
     return cases
 
 

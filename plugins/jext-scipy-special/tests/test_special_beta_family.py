@@ -7,7 +7,9 @@ tolerance, and each element must come out with the same bits in both orders.
 ``betaincc``'s complement is held to the complement column of SciPy's own ``betainc``
 tables, and ``betaincc`` and ``bdtr`` at parameters up to 1e7 to stored mpmath values.
 Gradients and ``jit``/``vmap`` go through ``jext check`` in the README's main
-job, which CI runs beside this suite.
+job, which CI runs beside this suite; for ``betainc`` and ``beta.{cdf,sf,logcdf,logsf}``,
+which replace ``jax.scipy``'s own, they are also tested here (against SciPy's density),
+with float32, SciPy's edge conventions and mpmath at large parameters.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ import numpy as np
 import pytest
 from _special_cases import x64
 from jext_scipy_special._functions import _beta_family
-from jext_scipy_special._functions._beta_family import bdtr, betaincc, betaincinv
+from jext_scipy_special._functions._beta_family import (
+    bdtr,
+    beta_cdf,
+    beta_logcdf,
+    beta_logsf,
+    beta_sf,
+    betainc,
+    betaincc,
+    betaincinv,
+)
 from test_special_families import forward_and_reversed
 
 from jext.scipy import ScipyWrapper
@@ -130,3 +141,197 @@ def test_large_parameters_match_mpmath(
     with x64(True):
         got = np.asarray(fn(*cols[:3]))
     np.testing.assert_allclose(got, cols[3], rtol=5e-13, atol=0.0)
+
+
+# ------------------------------------------- betainc and beta.{cdf,sf,logcdf,logsf}
+# They replace jax.scipy's own (ScipyWrapper(replaces_jax=...)); the tests above hold them
+# to SciPy on their declared domains and edge grids like every wrapper of the family.
+
+
+def test_the_replacements_are_the_plugins_not_jaxs() -> None:
+    import jax.scipy.special as jsp
+    import jax.scipy.stats as jst
+
+    import jext.scipy.special
+    import jext.scipy.stats
+
+    assert jext.scipy.special.betainc is not jsp.betainc
+    assert jext.scipy.special.betainc.jext_wrapper.replaces_jax == _beta_family.REPLACES_JAX
+    beta = jext.scipy.stats.beta
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        ours = getattr(beta, method)
+        assert ours is not getattr(jst.beta, method)
+        assert ours.jext_wrapper.replaces_jax == _beta_family.REPLACES_JAX
+    assert beta.pdf is jst.beta.pdf  # the methods no plugin declares stay JAX's
+
+
+#: ``(a, b, x, I_x(a, b))`` near the centre at large parameters, from mpmath at 60 digits
+#: (``tools/beta_large_reference.py``, table ``BETAINC``).  Measured there (relative):
+#: jext 1.3e-15..4.9e-14; ``jax.scipy.special.betainc`` 3.0e-10, 2.4e-9, 6.0e-10, 2.2e-8,
+#: 1.8e-3 (the 9e6/4e6 row), 8.4e-9, 1.2e-8, 2.9e-10; SciPy 1.17 up to 7.6e-13.
+_LARGE_BETAINC = (
+    (100000.0, 100000.0, 0.5, 0.5),
+    (300000.0, 1000000.0, 0.23045818919343333, 0.19999999999999256),
+    (2000000.0, 500000.0, 0.800132721989746, 0.70000000000006392),
+    (5000000.0, 6000000.0, 0.4543120380860801, 0.060000000000050695),
+    (9000000.0, 4000000.0, 0.6923077021696256, 0.50000000000013044),
+    (10000000.0, 10000000.0, 0.5001432818197109, 0.89999999999994103),
+    (7000000.0, 8000000.0, 0.46659911638826934, 0.30000000000002483),
+    (400000.0, 3000000.0, 0.11793459502855412, 0.950000000000004),
+)
+
+
+def test_betainc_at_large_parameters_is_within_1e13_of_mpmath() -> None:
+    a, b, x, want = np.asarray(_LARGE_BETAINC, np.float64).T
+    with x64(True):
+        got = np.asarray(betainc(a, b, x))
+        cdf = np.asarray(beta_cdf(x, a, b))
+        sf = np.asarray(beta_sf(x, a, b))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0.0)
+    np.testing.assert_array_equal(cdf, got)  # the stats method is the same kernel
+    np.testing.assert_allclose(sf, 1.0 - want, rtol=1e-13, atol=0.0)
+
+
+def _grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(11)
+    n = 2000
+    a = np.exp(rng.uniform(np.log(0.1), np.log(1e3), n))
+    b = np.exp(rng.uniform(np.log(0.1), np.log(1e3), n))
+    return a, b, rng.uniform(0.0, 1.0, n)
+
+
+def test_betainc_float32_matches_scipy() -> None:
+    import scipy.special as sc
+
+    a, b, x = (v.astype(np.float32) for v in _grid())
+    with x64(False):
+        got = betainc(a, b, x)
+    assert got.dtype == np.float32
+    want = sc.betainc(*(v.astype(np.float64) for v in (a, b, x)))
+    rtol, atol = _beta_family.TOL["float32"]
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=rtol, atol=atol)
+
+
+def test_derivatives_in_x_are_scipys_density() -> None:
+    import jax
+    import scipy.stats as st
+
+    a, b, x = _grid()
+    loc, scale = -0.5, 2.0
+    xs = loc + scale * x
+    with x64(True):
+        d_inc = np.asarray(jax.vmap(jax.grad(betainc, argnums=2))(a, b, x))
+        d_cdf = np.asarray(jax.vmap(jax.grad(lambda *v: beta_cdf(*v, loc, scale)))(xs, a, b))
+        d_sf = np.asarray(jax.vmap(jax.grad(lambda *v: beta_sf(*v, loc, scale)))(xs, a, b))
+        d_lcdf = np.asarray(jax.vmap(jax.grad(beta_logcdf))(x, a, b))
+        d_lsf = np.asarray(jax.vmap(jax.grad(beta_logsf))(x, a, b))
+    pdf = st.beta.pdf(x, a, b)
+    np.testing.assert_allclose(d_inc, pdf, rtol=1e-11, atol=1e-300)
+    np.testing.assert_allclose(d_cdf, st.beta.pdf(xs, a, b, loc, scale), rtol=1e-11, atol=1e-300)
+    np.testing.assert_allclose(d_sf, -st.beta.pdf(xs, a, b, loc, scale), rtol=1e-11, atol=1e-300)
+    # d log F = f / F, with F from SciPy above 1e-250, where SciPy keeps its relative
+    # accuracy (see TOL); below, ours is exp(log f - log F), finite where F underflows.
+    cdf, sf = st.beta.cdf(x, a, b), st.beta.sf(x, a, b)
+    for got, tail, sign in ((d_lcdf, cdf, 1.0), (d_lsf, sf, -1.0)):
+        normal = tail > 1e-250
+        assert normal.mean() > 0.9 and np.all(np.isfinite(got))
+        want = sign * pdf[normal] / tail[normal]
+        np.testing.assert_allclose(got[normal], want, rtol=1e-11, atol=1e-300)
+
+
+def test_shapes_are_not_differentiable() -> None:
+    import jax
+
+    with x64(True), pytest.raises(NotImplementedError, match=r"betainc .*'a'"):
+        jax.grad(betainc, argnums=0)(2.0, 3.0, 0.4)
+    with x64(True), pytest.raises(NotImplementedError, match=r"beta\.logcdf .*'b'"):
+        jax.grad(beta_logcdf, argnums=2)(0.4, 2.0, 3.0)
+
+
+def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
+    import jax
+
+    a, b, x = (v[:200] for v in _grid())
+    with x64(True):
+        direct = np.asarray(betainc(a, b, x))
+        jitted = np.asarray(jax.jit(betainc)(a, b, x))
+        mapped = np.asarray(jax.vmap(betainc)(a, b, x))
+        # a (2, 1) column against a (200,) row broadcasts to (2, 200), as jax.scipy's does.
+        table = np.asarray(betainc(np.stack([a, a])[:, :1], b[None, :], x[None, :]))
+    bits = np.dtype("u8")
+    np.testing.assert_array_equal(jitted.view(bits), direct.view(bits))
+    np.testing.assert_array_equal(mapped.view(bits), direct.view(bits))
+    assert table.shape == (2, 200)
+    with x64(True):
+        row = np.asarray(betainc(np.full(200, a[0]), b, x))
+    np.testing.assert_array_equal(table[0].view(bits), row.view(bits))
+
+
+def test_edges_and_support_match_scipy() -> None:
+    import itertools
+
+    import scipy.special as sc
+    import scipy.stats as st
+
+    inf, nan = np.inf, np.nan
+    shapes = (-1.0, 0.0, 1e-20, 0.5, 3.0, 1e8, inf, nan)
+    # Not x = 1 - 1e-12: with a tiny b the kernel has I there as 1 - I_y(b, a), to an
+    # absolute ~1e-16 only (SciPy: 3e-19 relative), and at a = b = 1/2 SciPy is 4e-11 off.
+    xs = (-inf, -0.5, 0.0, 1e-300, 0.3, 0.999, 1.0, 1.5, inf, nan)
+    a, b, x = np.array(list(itertools.product(shapes, shapes, xs))).T
+    with x64(True):
+        got = np.asarray(betainc(a, b, x))
+    with np.errstate(all="ignore"):
+        want = sc.betainc(a, b, x)
+    # A tiny a (1e-20: I ~ 1 - 1e-20) was lost in (a + 1) - 1 of the fraction's first term.
+    # A tiny b above the mean (a+1)/(a+b+2) has I as 1 - I_y(b, a): ~1e-15 absolute only
+    # (I ~ 1e-19 there; SciPy: relative).  Noted in docs/scipy-special-families.md.
+    with np.errstate(invalid="ignore"):
+        cancels = (b == 1e-20) & (x > (a + 1.0) / (a + b + 2.0))
+    np.testing.assert_allclose(got[cancels], want[cancels], rtol=0.0, atol=1e-14, equal_nan=True)
+    keep = ~cancels
+    np.testing.assert_allclose(got[keep], want[keep], rtol=1e-12, atol=1e-300, equal_nan=True)
+    assert np.all((got >= 0.0) | np.isnan(got)) and np.all((got <= 1.0) | np.isnan(got))
+    # scipy.stats: loc/scale, the support's ends (a = b = inf included), invalid shapes.
+    grid = itertools.product(
+        (-inf, -1.0, 0.0, 0.2, 1.0, 3.0, inf, nan),
+        (-1.0, 0.0, 0.5, 3.0, inf, nan),
+        (-1.0, 0.0, 0.5, 3.0, inf, nan),
+        (0.0, -1.0, nan),
+        (1.0, 2.0, 0.0, -1.0, inf, nan),
+    )
+    args = np.array(list(grid)).T
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        with x64(True):
+            got = np.asarray(getattr(_beta_family, f"beta_{method}")(*args))
+        with np.errstate(all="ignore"):
+            want = getattr(st.beta, method)(*args)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0, equal_nan=True, err_msg=method)
+
+
+def test_logcdf_and_logsf_keep_relative_accuracy_in_both_tails() -> None:
+    import mpmath as mp
+
+    # (x, a, b): cdf near 1 (logcdf -1.8e-198 or ~-1e-10, where log of the rounded cdf is
+    # 0 or ~1e-6 off) and below the smallest double (logcdf ~ -917: SciPy's is -inf).
+    pts = ((0.9, 2.0, 200.0), (0.3, 50.0, 0.7), (1e-5, 80.0, 2.0), (0.25, 3.0, 100.0))
+    x, a, b = np.asarray(pts, np.float64).T
+    with mp.workdps(40):  # sf = I_{1-x}(b, a): no cancellation in 1 - cdf
+        tails = [
+            (
+                mp.betainc(ai, bi, 0, xi, regularized=True),
+                mp.betainc(bi, ai, 0, 1 - xi, regularized=True),
+            )
+            for xi, ai, bi in (tuple(map(mp.mpf, p)) for p in pts)
+        ]
+        # log1p of the other tail where it is the smaller (1 - 1e-198 is 1 at 40 digits).
+        want_cdf = np.array([float(mp.log(lo) if lo < hi else mp.log1p(-hi)) for lo, hi in tails])
+        want_sf = np.array([float(mp.log(hi) if hi < lo else mp.log1p(-lo)) for lo, hi in tails])
+    with x64(True):
+        got_cdf = np.asarray(beta_logcdf(x, a, b))
+        got_sf = np.asarray(beta_logsf(x, a, b))
+    np.testing.assert_allclose(got_cdf, want_cdf, rtol=1e-13)
+    np.testing.assert_allclose(got_sf, want_sf, rtol=1e-13)
+    with x64(False):  # float32: the prefactor's log, not log of an underflowed cdf
+        got32 = np.asarray(beta_logcdf(*(v.astype(np.float32) for v in (x, a, b))))
+    np.testing.assert_allclose(got32, want_cdf, rtol=2e-5, atol=1e-38)  # -1.8e-198: -0

@@ -6,7 +6,8 @@ values come from the classical continued fraction (modified Lentz) evaluated in 
 the side ``x < (a+1)/(a+b+2)`` where the fraction converges (``I_x = 1 - I_y(b, a)``
 otherwise); at ``a, b <= 1e3`` it agrees with ``mpmath.betainc`` to 1e-57.  The points
 sit in both tails (``1e-280 <= I <= 1e-3``) and in the centre, where the rounded offset
-``b x - a (1 - x)`` in the prefactor's exponent cost up to ~1e-11 relative before.
+``b x - a (1 - x)`` in the prefactor's exponent cost up to ~1e-11 relative before (and
+where ``jax.scipy.special.betainc``, which ``jext.scipy.special.betainc`` replaces, is off).
 Run ``python plugins/jext-scipy-special/tools/beta_large_reference.py``: prints the
 tables pasted into the test.
 """
@@ -68,6 +69,18 @@ BETAINCC = (
     (5.0e6, 5.0e6, 0.3),
     (7.0e4, 2.0e6, 1e-100),
 )
+#: (a, b, target I) near the centre, for ``betainc``: where ``jax.scipy.special.betainc``
+#: (a fixed continued fraction with ``lgamma`` differences) is 1e-11..1e-2 off.
+BETAINC = (
+    (1.0e5, 1.0e5, 0.5),
+    (3.0e5, 1.0e6, 0.2),
+    (2.0e6, 5.0e5, 0.7),
+    (5.0e6, 6.0e6, 0.06),
+    (9.0e6, 4.0e6, 0.5),
+    (1.0e7, 1.0e7, 0.9),
+    (7.0e6, 8.0e6, 0.3),
+    (4.0e5, 3.0e6, 0.95),
+)
 #: (k, n, target bdtr): p from SciPy's quantile, rounded.
 BDTR = (
     (1.0e3, 2.0e4, 1e-200),
@@ -83,6 +96,10 @@ def main() -> None:
     for a, b, target in BETAINCC:
         x = float(sc.betainccinv(a, b, target))
         print(f"({a!r}, {b!r}, {x!r}, {mp.nstr(beta_pq(a, b, x)[1], 17)!s}),")
+    print("# (a, b, x, I_x(a, b))")
+    for a, b, target in BETAINC:
+        x = float(sc.betaincinv(a, b, target))
+        print(f"({a!r}, {b!r}, {x!r}, {mp.nstr(beta_pq(a, b, x)[0], 17)!s}),")
     print("# (k, n, p, bdtr(k, n, p) = I_p(k+1, n-k) complemented)")
     for k, n, target in BDTR:
         p = float(sc.betainccinv(k + 1.0, n - k, target))

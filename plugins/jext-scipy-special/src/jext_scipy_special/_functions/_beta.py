@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -57,6 +58,8 @@ __all__ = [
     "beta_const",
     "beta_density",
     "beta_inv",
+    "beta_log_density",
+    "beta_log_pq",
     "beta_pq",
     "log_beta",
     "log_beta_prefactor",
@@ -204,15 +207,22 @@ def log_beta_prefactor(
 def _pq_core(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array, pre: jax.Array) -> _Pair:
     """``(I_x(a, b), 1 - I_x(a, b))`` for ``0 < a, b < inf`` and ``0 < x, y < 1``, given
     the prefactor ``pre = x^a y^b / B(a, b)``."""
+    swap, cf = _fraction(a, b, x, y)
+    val = pre / cf
+    comp = 1.0 - val
+    return jnp.where(swap, comp, val), jnp.where(swap, val, comp)
+
+
+def _fraction(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
+    """``(swap, F)``: the continued fraction of ``I_x(a, b) = pre / F`` where ``x`` is below
+    the mean ``(a+1)/(a+b+2)``, else (``swap``) of ``I_y(b, a) = pre / F``."""
     swap = x > (a + 1.0) / (a + b + 2.0)
     pa = jnp.where(swap, b, a)
     pb = jnp.where(swap, a, b)
     px = jnp.where(swap, y, x)
     py = jnp.where(swap, x, y)
     cap = _CF_CAP[0] if is_double(x) else _CF_CAP[1]
-    val = pre / betainc_cf(pa, pb, px, py, max_iter=cap)
-    comp = 1.0 - val
-    return jnp.where(swap, comp, val), jnp.where(swap, val, comp)
+    return swap, betainc_cf(pa, pb, px, py, max_iter=cap)
 
 
 #: Predicted continued-fraction lengths that separate the cost classes of ``beta_pq``.
@@ -243,6 +253,74 @@ def _pq_inner(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
     return _pq_core(a, b, x, y, jnp.exp(log_beta_prefactor(a, b, x, y)))
 
 
+def _log_pq_inner(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
+    """``(log I_x(a, b), log(1 - I_x(a, b)))``: the side the fraction gives as
+    ``log pre - log F`` (no underflow of ``pre``), the other as ``log(1 - I)``."""
+    swap, cf = _fraction(a, b, x, y)
+    direct = log_beta_prefactor(a, b, x, y) - jnp.log(cf)
+    val = jnp.exp(jnp.minimum(direct, 0.0))  # rounded above 1: log(1 - val) = -inf, not nan
+    # log1p only for small val: XLA's CPU log1p is ~100 ulp off on (-1/2, -0.3).
+    other = jnp.where(val < 0.25, jnp.log1p(-val), jnp.log(1.0 - val))
+    return jnp.where(swap, other, direct), jnp.where(swap, direct, other)
+
+
+def _grouped(
+    inner: Callable[..., _Pair],
+    a: jax.Array,
+    b: jax.Array,
+    x: jax.Array,
+    y: jax.Array,
+    skip_edges: bool,
+) -> _Pair:
+    """``inner(a, b, x, y)`` on the elements ``0 < a, b < inf``, ``0 < x < 1`` (the others:
+    placeholder values, set by the caller), grouped by the fraction's length."""
+    inner_el = (a > 0.0) & (b > 0.0) & (a < jnp.inf) & (b < jnp.inf) & (x > 0.0) & (x < 1.0)
+    args = (
+        jnp.where(inner_el, a, 1.0),
+        jnp.where(inner_el, b, 1.0),
+        jnp.where(inner_el, x, 0.5),
+        jnp.where(inner_el, y, 0.5),
+    )
+    # Grouped by the fraction's length: its loop runs until a chunk's slowest element.
+    if skip_edges:
+        # The edge elements (values set by the caller) as class 0, whose chunks are not run.
+        key = jnp.where(inner_el, _cf_class(*args) + 1, 0)
+        p, q = partitioned(inner, key, len(_CF_EDGES) + 2, *args, skip_first=True)
+    else:
+        p, q = partitioned(inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
+    return p, q
+
+
+def _edges(a: jax.Array, b: jax.Array, x: jax.Array, pq: _Pair, zero: float, one: float) -> _Pair:
+    """SciPy's conventions at the edges (see :func:`beta_pq`) over the pair ``pq``, with
+    ``zero`` and ``one`` the values of 0 and 1 (``-inf`` and 0 for logarithms)."""
+    p, q = pq
+    to_one = ((a == 0.0) | (b == jnp.inf)) & (x > 0.0)
+    to_zero = ((b == 0.0) | (a == jnp.inf)) & (x < 1.0)
+    p = jnp.where(to_one, one, jnp.where(to_zero, zero, p))
+    q = jnp.where(to_one, zero, jnp.where(to_zero, one, q))
+    p = jnp.where(x == 0.0, zero, jnp.where(x == 1.0, one, p))
+    q = jnp.where(x == 0.0, one, jnp.where(x == 1.0, zero, q))
+    bad = (
+        ~(x >= 0.0)
+        | ~(x <= 1.0)
+        | ~(a >= 0.0)
+        | ~(b >= 0.0)
+        | ((a == 0.0) & (b == 0.0))
+        | ((a == jnp.inf) & (b == jnp.inf))
+    )
+    return jnp.where(bad, jnp.nan, p), jnp.where(bad, jnp.nan, q)
+
+
+def beta_log_pq(a: jax.Array, b: jax.Array, x: jax.Array) -> _Pair:
+    """``(log I_x(a, b), log(1 - I_x(a, b)))``, each to full relative accuracy where the
+    probability underflows (``log pre - log F``) and near 1 (``log1p``); edges as
+    :func:`beta_pq` (0 as ``-inf``)."""
+    lp, lq = _grouped(_log_pq_inner, a, b, x, 1.0 - x, skip_edges=False)
+    # log(1 - I) of a complement rounded to just above 1 (see beta_pq): at most 0.
+    return _edges(a, b, x, (jnp.minimum(lp, 0.0), jnp.minimum(lq, 0.0)), -jnp.inf, 0.0)
+
+
 def beta_pq(
     a: jax.Array,
     b: jax.Array,
@@ -262,35 +340,10 @@ def beta_pq(
     ``[0, 1]``, ``a`` or ``b`` negative, both zero or both infinite, or nan: nan.
     """
     y = 1.0 - x if y is None else y
-    inner = (a > 0.0) & (b > 0.0) & (a < jnp.inf) & (b < jnp.inf) & (x > 0.0) & (x < 1.0)
-    args = (
-        jnp.where(inner, a, 1.0),
-        jnp.where(inner, b, 1.0),
-        jnp.where(inner, x, 0.5),
-        jnp.where(inner, y, 0.5),
-    )
-    # Grouped by the fraction's length: its loop runs until a chunk's slowest element.
-    if skip_edges:
-        # The edge elements (values set below) as class 0, whose chunks are not run.
-        key = jnp.where(inner, _cf_class(*args) + 1, 0)
-        p, q = partitioned(_pq_inner, key, len(_CF_EDGES) + 2, *args, skip_first=True)
-    else:
-        p, q = partitioned(_pq_inner, _cf_class(*args), len(_CF_EDGES) + 1, *args)
-    to_one = ((a == 0.0) | (b == jnp.inf)) & (x > 0.0)
-    to_zero = ((b == 0.0) | (a == jnp.inf)) & (x < 1.0)
-    p = jnp.where(to_one, 1.0, jnp.where(to_zero, 0.0, p))
-    q = jnp.where(to_one, 0.0, jnp.where(to_zero, 1.0, q))
-    p = jnp.where(x == 0.0, 0.0, jnp.where(x == 1.0, 1.0, p))
-    q = jnp.where(x == 0.0, 1.0, jnp.where(x == 1.0, 0.0, q))
-    bad = (
-        ~(x >= 0.0)
-        | ~(x <= 1.0)
-        | ~(a >= 0.0)
-        | ~(b >= 0.0)
-        | ((a == 0.0) & (b == 0.0))
-        | ((a == jnp.inf) & (b == jnp.inf))
-    )
-    return jnp.where(bad, jnp.nan, p), jnp.where(bad, jnp.nan, q)
+    p, q = _grouped(_pq_inner, a, b, x, y, skip_edges)
+    # A complement formed as 1 - I by cancellation (I ~ 1 within its rounding, e.g. a tiny
+    # a, or b tiny with x near 1) can land an ulp or so outside [0, 1].
+    return _edges(a, b, x, (jnp.clip(p, 0.0, 1.0), jnp.clip(q, 0.0, 1.0)), 0.0, 1.0)
 
 
 def beta_density(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
@@ -302,6 +355,18 @@ def beta_density(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.
     y_ = jnp.where(ok, y, 0.5)
     d = jnp.exp(log_beta_prefactor(a_, b_, x_, y_)) / (x_ * y_)
     return jnp.where(ok, d, 0.0)
+
+
+def beta_log_density(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+    """``log(x^(a-1) y^(b-1) / B(a, b))`` for ``0 < a, b < inf``; ``-inf`` outside ``(0, 1)``
+    (where the density itself would underflow, e.g. a float32 tail, it stays finite)."""
+    ok = (a > 0.0) & (b > 0.0) & (a < jnp.inf) & (b < jnp.inf) & (x > 0.0) & (y > 0.0)
+    a_ = jnp.where(ok, a, 1.0)
+    b_ = jnp.where(ok, b, 1.0)
+    x_ = jnp.where(ok, x, 0.5)
+    y_ = jnp.where(ok, y, 0.5)
+    d = log_beta_prefactor(a_, b_, x_, y_) - jnp.log(x_) - jnp.log(y_)
+    return jnp.where(ok, d, -jnp.inf)
 
 
 def _guess(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> _Pair:

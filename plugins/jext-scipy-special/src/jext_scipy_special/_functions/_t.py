@@ -105,12 +105,14 @@ def betainc_cf(
 
     def step(m: jax.Array, st: _LentzState) -> _LentzState:
         cc, dd, f, _ = st
-        den = a + 2.0 * m - 1.0
+        # a + (m - 1), not (a + m) - 1: at m = 1 the latter loses an a below eps (the
+        # whole fraction is proportional to a there: I_x(1e-16, 0.5) was 1.5% off).
+        den = a + (2.0 * m - 1.0)
         r = 1.0 / (den * (den + 2.0))
         rden = (den + 2.0) * r  # 1 / den
         rden2 = den * r  # 1 / (den + 2)
         # Ordered so that huge b and tiny x cannot overflow/underflow to inf * 0.
-        alpha = (m * (a + m - 1.0) * rden) * ((apb + m - 1.0) * x * rden) * ((b - m) * x)
+        alpha = (m * (a + (m - 1.0)) * rden) * ((apb + (m - 1.0)) * x * rden) * ((b - m) * x)
         beta = m + m * (b - m) * x * rden + (a + m) * (lam1 + m * x2m) * rden2
         dd = 1.0 / clamp(beta + alpha * dd)
         cc = clamp(beta + alpha / cc)
