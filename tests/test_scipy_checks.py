@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 
 import jext.scipy
+import jext.testing
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._scipy_checks import run_scipy_check
@@ -137,6 +138,14 @@ def test_audit_reports_where_jax_disagrees_with_scipy() -> None:
     digamma = next(w for w in audited() if w.name == "digamma")
     st, message = status(digamma, "edge_cases")
     assert st == "fail" and "SciPy gives" in message  # jax gives nan at 0, SciPy -inf
+
+
+def test_audit_reports_name_jax_functions_not_the_plugins_replacements() -> None:
+    # jext.scipy.special.betainc is the plugin's replacement; the audit checks JAX's own.
+    (report,) = jext.testing.run_checks(
+        ["jax.scipy.special.betainc"], checks=["jit_vmap"], scipy_audit=True
+    )
+    assert (report.name, report.kind) == ("jax.scipy.special.betainc", "scipy-audit")
 
 
 def test_a_wrapper_that_cannot_be_differentiated_fails_only_gradients() -> None:

@@ -115,7 +115,11 @@ def run_checks(
         return [
             scipy_report(w, checks=scipy_checks, kind="scipy-audit", progress=progress)
             for w in audited()
-            if not names or _matches(names, w.qualified_name) or _matches(names, w.name)
+            if not names
+            or any(
+                _matches(names, n)
+                for n in (w.name, w.qualified_name, f"jax.scipy.{w.scope}.{w.name}")
+            )
         ]
     owners = reg.primitive_owners()
     rngs = reg.rng_impls()

@@ -108,9 +108,10 @@ def _compare(
     worst = float(rel.max(initial=0.0))
     if bad.any():
         i = int(np.argmax(np.where(bad, err, -1.0)))
-        at = ", ".join(f"{np.broadcast_to(p, got.shape).ravel()[i]!r}" for p in points)
+        at = ", ".join(_plain(np.broadcast_to(p, got.shape).ravel()[i]) for p in points)
         raise CheckFailure(
-            f"{what}: at ({at}) got {got.ravel()[i]!r}, {oracle} gives {want.ravel()[i]!r} "
+            f"{what}: at ({at}) got {_plain(got.ravel()[i])}, {oracle} gives "
+            f"{_plain(want.ravel()[i])} "
             f"(rtol {rtol:g}, atol {atol:g})",
             worst,
         )
@@ -498,6 +499,12 @@ def check_batch_independence(
     _same_bits(alone, in_batch, f"{dtype} batch independence", session.plan.jit_vmap)
 
 
+def _plain(value: Any) -> str:
+    """A value as Python writes it (``0.1``, ``[0.1, 2.0]``), not NumPy's ``np.float64(0.1)``:
+    the shortest repr that reads back to the same number."""
+    return repr(np.asarray(value).tolist())
+
+
 def _same_bits(alone: Any, in_batch: Any, what: str, points: Sequence[Any]) -> None:
     """CheckFailure naming the first point where ``alone`` and ``in_batch`` differ in any
     bit (+0 is not -0); a nan equals any nan, whatever its payload."""
@@ -509,10 +516,10 @@ def _same_bits(alone: Any, in_batch: Any, what: str, points: Sequence[Any]) -> N
     same |= np.isnan(alone) & np.isnan(in_batch)
     if not same.all():
         i = int(np.argmin(same.reshape(-1, same.shape[-1]).all(axis=0)))
-        at = ", ".join(f"{np.asarray(p)[i]!r}" for p in points)
+        at = ", ".join(_plain(np.asarray(p)[i]) for p in points)
         raise CheckFailure(
-            f"{what}: at ({at}) the points among themselves give {alone[..., i]!r}, in a "
-            f"batch with edge cases {in_batch[..., i]!r} (compared bitwise)"
+            f"{what}: at ({at}) the points among themselves give {_plain(alone[..., i])}, "
+            f"in a batch with edge cases {_plain(in_batch[..., i])} (compared bitwise)"
         )
 
 
@@ -557,10 +564,15 @@ def scipy_report(
     started its evaluations already."""
     results = []
     session = session or _Session(wrapper)
+    # An audit holds jax.scipy's own function, which a plugin's replacement may shadow
+    # under the jext.scipy name: the report names what was checked.
+    name = wrapper.qualified_name
+    if kind == "scipy-audit":
+        name = f"jax.scipy.{wrapper.scope}.{wrapper.name}"
     for check in checks:
         result = run_scipy_check(wrapper, check, session)
         if progress is not None:
-            progress(wrapper.qualified_name, result)
+            progress(name, result)
         results.append(result)
     details = {"mirrors": wrapper.mirrors, "max_error": "relative error, absolute floor per dtype"}
-    return PrimitiveReport(wrapper.qualified_name, kind, tuple(results), plugin, details)
+    return PrimitiveReport(name, kind, tuple(results), plugin, details)
