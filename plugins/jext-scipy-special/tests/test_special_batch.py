@@ -96,6 +96,24 @@ def test_large_batches_give_the_small_batch_bits(name: str) -> None:
     np.testing.assert_array_equal(big[:HEAD].view(np.uint64), small.view(np.uint64))
 
 
+@pytest.mark.parametrize("name", ["eval_legendre", "eval_jacobi"])
+def test_large_batches_of_integer_degrees_give_the_small_batch_bits(name: str) -> None:
+    """A large batch of integer degrees only (the real-degree polynomials' cheap branch of a
+    large call) gives the bits of the same elements in a small batch, and as part of a
+    large batch reversed."""
+    (wrapper,) = [w for w in WRAPPERS if w.name == name]
+    cols = _sample(_rng(wrapper, "integer degrees"), wrapper.domains[0], BIG)
+    cols[0] = np.round(cols[0])
+    fn = functools.partial(wrapper.function, **wrapper.domains[0].kwargs)
+    with x64(True):
+        big = np.asarray(fn(*cols))
+        reverse = np.asarray(fn(*(c[::-1] for c in cols)))[::-1]
+        small = np.asarray(fn(*(c[:HEAD] for c in cols)))
+    assert np.isfinite(big).mean() > 0.9, "the sample should be mostly inside the domain"
+    np.testing.assert_array_equal(big.view(np.uint64), reverse.view(np.uint64))
+    np.testing.assert_array_equal(big[:HEAD].view(np.uint64), small.view(np.uint64))
+
+
 def test_large_batches_skip_only_chunks_of_unused_elements() -> None:
     """``binom.cdf`` outside the support (``k < 0`` or ``k >= n``, values the wrapper sets
     itself) leaves whole chunks of such elements out of the incomplete beta: a large batch
