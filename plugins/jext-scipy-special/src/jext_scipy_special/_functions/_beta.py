@@ -243,6 +243,7 @@ def _fraction(
 _TINY_REL = (2e-6, 1e-3)
 _EULER = 0.5772156649015329
 _ZETA2 = math.pi**2 / 6.0
+_Series = tuple[jax.Array, jax.Array, jax.Array, jax.Array]  # n, u_n, S1, S2
 
 
 def _tiny_complement(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
@@ -260,15 +261,14 @@ def _tiny_complement(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
     junk, nan-free.  Formed as ``a (J + a K)``, not in logarithms: ``exp(log a + ...)``
     would carry ``|log a| eps`` (2e-14 at ``a = 1e-100``)."""
     tol = 1e-17 if is_double(x) else 1e-8
-    _State = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
 
     # An element stops once its terms no longer change S1, and the unused ones (x = 0)
     # at once: the loop costs nothing where no parameter is tiny.
-    def live(st: _State) -> jax.Array:
+    def live(st: _Series) -> jax.Array:
         n, u, s1, _ = st
         return jnp.abs(u) > tol * n * jnp.abs(s1)
 
-    def body(st: _State) -> _State:
+    def body(st: _Series) -> _Series:
         n, u, s1, s2 = st
         go = live(st)
         u_new = u * (n - b) * x / n
@@ -276,7 +276,7 @@ def _tiny_complement(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
         s2 = jnp.where(go, s2 + u_new / (n * n), s2)
         return n + 1.0, jnp.where(go, u_new, 0.0), s1, s2
 
-    def cond(st: _State) -> jax.Array:
+    def cond(st: _Series) -> jax.Array:
         return (st[0] < 400.0) & jnp.any(live(st))
 
     u1 = (1.0 - b) * x
