@@ -8,6 +8,9 @@ Method:
   element stops iterating at its own convergence: unlike ``jax.scipy.special.betainc``
   (which iterates until the whole batch has converged), an element's value is the same
   bits whatever else is in the batch.
+* Where the fraction's first parameter ``s`` is tiny (``s (1 + |log x|) < 1e-5 min(1, b)``
+  in its frame) the complement ``1 - pre / F`` ~ ``s`` is a series in ``s``
+  (:func:`_tiny_complement`), not ``1 - I`` by cancellation (relative, not absolute).
 * The prefactor ``x^a y^b / B(a, b)`` is formed in logarithms without ``lgamma``
   differences: for ``a, b >= 10`` in the form
   ``a phi(x (a+b)/a) + b phi(y (a+b)/b) + log(ab/(2 pi (a+b)))/2 + S(a+b) - S(a) - S(b)``
