@@ -275,22 +275,16 @@ def test_edges_and_support_match_scipy() -> None:
 
     inf, nan = np.inf, np.nan
     shapes = (-1.0, 0.0, 1e-20, 0.5, 3.0, 1e8, inf, nan)
-    # Not x = 1 - 1e-12: with a tiny b the kernel has I there as 1 - I_y(b, a), to an
-    # absolute ~1e-16 only (SciPy: 3e-19 relative), and at a = b = 1/2 SciPy is 4e-11 off.
+    # Not x = 1 - 1e-12: at a = b = 1/2 SciPy is 4e-11 off there.
     xs = (-inf, -0.5, 0.0, 1e-300, 0.3, 0.999, 1.0, 1.5, inf, nan)
     a, b, x = np.array(list(itertools.product(shapes, shapes, xs))).T
     with x64(True):
         got = np.asarray(betainc(a, b, x))
     with np.errstate(all="ignore"):
         want = sc.betainc(a, b, x)
-    # A tiny a (1e-20: I ~ 1 - 1e-20) was lost in (a + 1) - 1 of the fraction's first term.
-    # A tiny b above the mean (a+1)/(a+b+2) has I as 1 - I_y(b, a): ~1e-15 absolute only
-    # (I ~ 1e-19 there; SciPy: relative).  Noted in docs/scipy-special-families.md.
-    with np.errstate(invalid="ignore"):
-        cancels = (b == 1e-20) & (x > (a + 1.0) / (a + b + 2.0))
-    np.testing.assert_allclose(got[cancels], want[cancels], rtol=0.0, atol=1e-14, equal_nan=True)
-    keep = ~cancels
-    np.testing.assert_allclose(got[keep], want[keep], rtol=1e-12, atol=1e-300, equal_nan=True)
+    # A tiny a (1e-20: I ~ 1 - 1e-20) was lost in (a + 1) - 1 of the fraction's first term,
+    # and a tiny b above the mean (I ~ 1e-19) in 1 - I_y(b, a) (1e-15 absolute): relative.
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True)
     assert np.all((got >= 0.0) | np.isnan(got)) and np.all((got <= 1.0) | np.isnan(got))
     # scipy.stats: loc/scale, the support's ends (a = b = inf included), invalid shapes.
     grid = itertools.product(
@@ -335,3 +329,58 @@ def test_logcdf_and_logsf_keep_relative_accuracy_in_both_tails() -> None:
     with x64(False):  # float32: the prefactor's log, not log of an underflowed cdf
         got32 = np.asarray(beta_logcdf(*(v.astype(np.float32) for v in (x, a, b))))
     np.testing.assert_allclose(got32, want_cdf, rtol=2e-5, atol=1e-38)  # -1.8e-198: -0
+
+
+def _tiny_shape_grid(tiny: tuple[float, ...]) -> tuple[np.ndarray, ...]:
+    """``(a, b, x, I, 1 - I)`` with one of ``a, b`` in ``tiny`` and the other in
+    {0.5, 5, 50}, both sides of the mean; mpmath at 50 digits (``1 - I`` as
+    ``I_{1-x}(b, a)``, no cancellation).  Values below the smallest normal double are left
+    out (XLA's CPU flushes them to 0)."""
+    import itertools
+
+    import mpmath as mp
+
+    rows = []
+    with mp.workdps(50):
+        for t, o, x in itertools.product(tiny, (0.5, 5.0, 50.0), (1e-10, 1e-3, 0.3, 0.9, 0.999)):
+            for a, b in ((t, o), (o, t)):
+                am, bm, xm = mp.mpf(a), mp.mpf(b), mp.mpf(x)
+                p = mp.betainc(am, bm, 0, xm, regularized=True)
+                q = mp.betainc(bm, am, 0, 1 - xm, regularized=True)
+                if min(p, q) > mp.mpf("2.3e-308"):
+                    rows.append((a, b, x, float(p), float(q)))
+    return tuple(np.asarray(rows, np.float64).T)
+
+
+def test_a_tiny_shape_keeps_the_small_side_to_relative_accuracy() -> None:
+    # With a tiny shape s, the side ~s (1 - I for a tiny a, I for a tiny b) was formed as
+    # 1 - (the other side ~1): 1e-15 absolute, 1e-5 relative at s = 1e-10, nothing left at
+    # s = 1e-20.  Now a series in s.  2e-13: the rounding of exp's argument (|log| up to
+    # ~690) on the other side, the prefactor's (as in the large-parameter tables).
+    a, b, x, p, q = _tiny_shape_grid((1e-300, 1e-100, 1e-20, 1e-10, 1e-8))
+    with x64(True):
+        got_p = np.asarray(betainc(a, b, x))
+        got_q = np.asarray(betaincc(a, b, x))
+        log_p = np.asarray(beta_logcdf(x, a, b))
+        log_q = np.asarray(beta_logsf(x, a, b))
+    np.testing.assert_allclose(got_p, p, rtol=2e-13, atol=0.0)
+    np.testing.assert_allclose(got_q, q, rtol=2e-13, atol=0.0)
+    # log of the side near 1 is ~-s: log1p(-other side), relative as well.
+    with np.errstate(divide="ignore"):  # log1p(-1) of the branch np.where discards
+        want_lp = np.where(p < q, np.log(p), np.log1p(-q))
+        want_lq = np.where(q < p, np.log(q), np.log1p(-p))
+    np.testing.assert_allclose(log_p, want_lp, rtol=2e-13)
+    np.testing.assert_allclose(log_q, want_lq, rtol=2e-13)
+
+
+def test_a_small_shape_loses_at_most_eps_over_it() -> None:
+    # What holds where the series (s (1 + |log x|) < 1e-5) meets 1 - I rounded (~5 eps / s
+    # relative): 1e-12 at s = 1e-7 (the series' s^2), 3e-10 near 1e-5, 5e-13 at 1e-3.
+    # SciPy: full accuracy there.  Documented in docs/scipy-special-families.md.
+    for s, rtol in ((1e-7, 3e-12), (1e-6, 1e-9), (1e-5, 1e-9), (1e-3, 2e-12)):
+        a, b, x, p, q = _tiny_shape_grid((s,))
+        with x64(True):
+            got_p = np.asarray(betainc(a, b, x))
+            got_q = np.asarray(betaincc(a, b, x))
+        np.testing.assert_allclose(got_p, p, rtol=rtol, atol=0.0)
+        np.testing.assert_allclose(got_q, q, rtol=rtol, atol=0.0)

@@ -8,6 +8,9 @@ Method:
   element stops iterating at its own convergence: unlike ``jax.scipy.special.betainc``
   (which iterates until the whole batch has converged), an element's value is the same
   bits whatever else is in the batch.
+* Where the fraction's first parameter ``s`` is tiny (``s (1 + |log x|) < 1e-5 min(1, b)``
+  in its frame) the complement ``1 - pre / F`` ~ ``s`` is a series in ``s``
+  (:func:`_tiny_complement`), not ``1 - I`` by cancellation (relative, not absolute).
 * The prefactor ``x^a y^b / B(a, b)`` is formed in logarithms without ``lgamma``
   differences: for ``a, b >= 10`` in the form
   ``a phi(x (a+b)/a) + b phi(y (a+b)/b) + log(ab/(2 pi (a+b)))/2 + S(a+b) - S(a) - S(b)``
@@ -36,6 +39,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special as jsp
 from jax import lax
 
 from ._common import (
@@ -207,22 +211,96 @@ def log_beta_prefactor(
 def _pq_core(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array, pre: jax.Array) -> _Pair:
     """``(I_x(a, b), 1 - I_x(a, b))`` for ``0 < a, b < inf`` and ``0 < x, y < 1``, given
     the prefactor ``pre = x^a y^b / B(a, b)``."""
-    swap, cf = _fraction(a, b, x, y)
+    swap, cf, small, tiny = _fraction(a, b, x, y)
     val = pre / cf
-    comp = 1.0 - val
+    comp = jnp.where(small, tiny, 1.0 - val)
     return jnp.where(swap, comp, val), jnp.where(swap, val, comp)
 
 
-def _fraction(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
-    """``(swap, F)``: the continued fraction of ``I_x(a, b) = pre / F`` where ``x`` is below
-    the mean ``(a+1)/(a+b+2)``, else (``swap``) of ``I_y(b, a) = pre / F``."""
+def _fraction(
+    a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(swap, F, small, comp)``: the continued fraction of ``I_x(a, b) = pre / F``
+    where ``x`` is below the mean ``(a+1)/(a+b+2)``, else (``swap``) of
+    ``I_y(b, a) = pre / F``; where the fraction's first parameter ``pa`` is tiny
+    (``small``), its complement ``comp = 1 - pre / F`` (:func:`_tiny_complement`), to
+    full relative accuracy, not by cancellation."""
     swap = x > (a + 1.0) / (a + b + 2.0)
     pa = jnp.where(swap, b, a)
     pb = jnp.where(swap, a, b)
     px = jnp.where(swap, y, x)
     py = jnp.where(swap, x, y)
     cap = _CF_CAP[0] if is_double(x) else _CF_CAP[1]
-    return swap, betainc_cf(pa, pb, px, py, max_iter=cap)
+    # The expansion is in pa log px and pa / pb (through psi(pb)).
+    bound = _TINY_REL[0 if is_double(x) else 1] * jnp.minimum(pb, 1.0)
+
+    def series() -> _Pair:
+        small = pa * (1.0 + jnp.abs(jnp.log(px))) < bound
+        tiny = _tiny_complement(
+            jnp.where(small, pa, 0.0), jnp.where(small, pb, 1.0), jnp.where(small, px, 0.0)
+        )
+        return small, tiny
+
+    def none() -> _Pair:
+        return jnp.zeros(px.shape, bool), jnp.zeros_like(px)
+
+    # Only a batch (a chunk of partitioned's) with a tiny parameter pays for the series'
+    # digamma and trigamma: they would cost the common case ~40% of the kernel's time.
+    small, tiny = lax.cond(jnp.any(pa < bound), series, none)
+    return swap, betainc_cf(pa, pb, px, py, max_iter=cap), small, tiny
+
+
+#: Largest ``a (1 + |log x|) / min(b, 1)`` for which :func:`_tiny_complement` is used
+#: (float64, float32), ``a L`` for short: its neglected ``(a L)^2`` (relative) against the
+#: ``~5 eps / (a L)`` of ``1 - I`` rounded (measured), equal near ``a L ~ (5 eps)^(1/3)``:
+#: up to ~3e-10 relative there (tests/test_special_beta_family.py holds what is reached).
+_TINY_REL = (1e-5, 3e-3)
+_EULER = 0.5772156649015329
+_ZETA2 = math.pi**2 / 6.0
+_Series = tuple[jax.Array, jax.Array, jax.Array, jax.Array]  # n, u_n, S1, S2
+
+
+def _tiny_complement(a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
+    """``1 - I_x(a, b)`` to second order in a tiny ``a`` (TOMS 708's ``apser`` carried one
+    order further), for ``x`` below about ``1 / (b + 2)``: with ``1/B(a, b) = a (1 +
+    a c + O(a^2))``, ``c = psi(b) + gamma``, and ``t^(a-1) = t^-1 (1 + a log t + ...)``,
+    ``1 - I = a J + a^2 (c J + J1) + O(a^3)`` where (``u_n = (1-b)_n x^n / n!``)
+
+    * ``J = int_x^1 (1-t)^(b-1) / t dt = -log x - c - S1``, ``S1 = sum_n u_n / n``;
+    * ``J1 = int_x^1 log t (1-t)^(b-1) / t dt = -(log x)^2 / 2 + (c^2 + zeta(2) -
+      psi'(b)) / 2 - S1 log x + S2``, ``S2 = sum_n u_n / n^2`` (the constant:
+      ``-sum_n (1-b)_n / (n! n^2)``, from ``B(a, b)``'s expansion in ``a``).
+
+    The series' terms fall as ``(b x)^n / n!`` or ``x^n``.  ``x = 0`` (unused elements):
+    junk, nan-free.  Formed as ``a (J + a K)``, not in logarithms: ``exp(log a + ...)``
+    would carry ``|log a| eps`` (2e-14 at ``a = 1e-100``)."""
+    tol = 1e-17 if is_double(x) else 1e-8
+
+    # An element stops once its terms no longer change S1, and the unused ones (x = 0)
+    # at once: the loop costs nothing where no parameter is tiny.
+    def live(st: _Series) -> jax.Array:
+        n, u, s1, _ = st
+        return jnp.abs(u) > tol * n * jnp.abs(s1)
+
+    def body(st: _Series) -> _Series:
+        n, u, s1, s2 = st
+        go = live(st)
+        u_new = u * (n - b) * x / n
+        s1 = jnp.where(go, s1 + u_new / n, s1)
+        s2 = jnp.where(go, s2 + u_new / (n * n), s2)
+        return n + 1.0, jnp.where(go, u_new, 0.0), s1, s2
+
+    def cond(st: _Series) -> jax.Array:
+        return (st[0] < 400.0) & jnp.any(live(st))
+
+    u1 = (1.0 - b) * x
+    init = (jnp.asarray(2.0, x.dtype), u1, u1, u1)
+    _, _, s1, s2 = lax.while_loop(cond, body, init)
+    lx = jnp.log(jnp.where(x > 0.0, x, 1.0))
+    c = jsp.digamma(b) + _EULER
+    j = -lx - c - s1
+    j1 = -0.5 * lx * lx + 0.5 * (c * c + _ZETA2 - jsp.polygamma(1, b)) - s1 * lx + s2
+    return a * jnp.maximum(j + a * (c * j + j1), tiny_of(x))
 
 
 #: Predicted continued-fraction lengths that separate the cost classes of ``beta_pq``.
@@ -256,11 +334,14 @@ def _pq_inner(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
 def _log_pq_inner(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> _Pair:
     """``(log I_x(a, b), log(1 - I_x(a, b)))``: the side the fraction gives as
     ``log pre - log F`` (no underflow of ``pre``), the other as ``log(1 - I)``."""
-    swap, cf = _fraction(a, b, x, y)
+    swap, cf, small, tiny = _fraction(a, b, x, y)
     direct = log_beta_prefactor(a, b, x, y) - jnp.log(cf)
     val = jnp.exp(jnp.minimum(direct, 0.0))  # rounded above 1: log(1 - val) = -inf, not nan
     # log1p only for small val: XLA's CPU log1p is ~100 ulp off on (-1/2, -0.3).
     other = jnp.where(val < 0.25, jnp.log1p(-val), jnp.log(1.0 - val))
+    # Beside a tiny parameter both from its series: log I ~ -tiny needs log1p, not log F.
+    other = jnp.where(small, jnp.log(tiny), other)
+    direct = jnp.where(small, jnp.log1p(-tiny), direct)
     return jnp.where(swap, other, direct), jnp.where(swap, direct, other)
 
 
