@@ -31,6 +31,7 @@ __all__ = [
     "is_double",
     "iterate",
     "log1pmx",
+    "log_positive",
     "nondiff",
     "partitioned",
     "polyval",
@@ -244,6 +245,15 @@ def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     :func:`subnormal_parts`."""
     mask, m, log_scale = subnormal_parts(x)
     return mask, jnp.where(mask, jnp.log(m) - log_scale, 0.0)
+
+
+def log_positive(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mask, log x)`` for ``x >= 0``, a positive subnormal ``x`` included (``mask``
+    true there: XLA on CPU reads it as 0, whose log is ``-inf``); one ``log`` serves both
+    (see :func:`subnormal_parts`).  Negative ``x`` give nan as ``jnp.log``."""
+    mask, m, log_scale = subnormal_parts(x)
+    mask = mask & ~jnp.signbit(x)
+    return mask, jnp.log(jnp.where(mask, m, x)) - jnp.where(mask, log_scale, 0.0)
 
 
 def half_below_normal(y: jax.Array) -> BelowNormal:
