@@ -58,6 +58,22 @@ def _as_array(result: Any) -> np.ndarray:
     return np.asarray(result)
 
 
+def _oracle_values(oracle: Any, cols: Sequence[np.ndarray], kwargs: Any) -> np.ndarray:
+    """The oracle on the float64 columns; point by point (nan where it raises) if the
+    batch raises (Boost's beta.ppf overflows at a subnormal scale)."""
+    wide = [c.astype(np.float64) for c in cols]
+    try:
+        return _as_array(oracle(*wide, **kwargs))
+    except (ArithmeticError, ValueError):
+        out = []
+        for point in zip(*wide, strict=True):
+            try:
+                out.append(_as_array(oracle(*point, **kwargs)))
+            except (ArithmeticError, ValueError):
+                out.append(np.asarray(np.nan))
+        return np.stack(out, axis=-1)
+
+
 def survey(wrapper: Any, values: dict[str, tuple[float, ...]]) -> list[dict[str, Any]]:
     """The worst difference per (dtype, argument) of one wrapper (empty when none)."""
     oracle = oracle_of(wrapper)
@@ -87,7 +103,7 @@ def survey(wrapper: Any, values: dict[str, tuple[float, ...]]) -> list[dict[str,
             got = got.astype(kind)
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                want = _as_array(oracle(*(c.astype(np.float64) for c in cols), **domain.kwargs))
+                want = _oracle_values(oracle, cols, domain.kwargs)
                 wdtype = np.result_type(dtype, np.complex64) if np.iscomplexobj(want) else dtype
                 want = want.astype(wdtype).astype(kind)
             got, want = np.broadcast_arrays(got, want)

@@ -118,13 +118,12 @@ def _y1_near(
         # 1/x from the bits of x, not of xn (XLA's minimum flushes a subnormal operand),
         # times 2/pi.  Cephes forms 1/x first, so SciPy's Y1 is -inf where that
         # overflows: below x = (2^50 + 1) 2^-1074 = 5.6e-309, whatever 2/pi would make of
-        # it (XLA folds 2/pi into reciprocal_of_subnormal's power of two, so the overflow
-        # is tested on the bits; never for float32, whose bits are below 2^23).
-        pole = jnp.where(
-            small[0],
-            jnp.where(small[1] <= 2.0**50, jnp.inf, reciprocal_of_subnormal(x) * _TWO_OVER_PI),
-            pole,
-        )
+        # it; tested on the bits (XLA may fold 2/pi into reciprocal_of_subnormal's power
+        # of two).  Float32 is computed in float64 by SciPy: 1/x never overflows there.
+        recip = reciprocal_of_subnormal(x) * _TWO_OVER_PI
+        if is_double(x):
+            recip = jnp.where(small[1] <= 2.0**50, jnp.inf, recip)
+        pole = jnp.where(small[0], recip, pole)
     return (
         _TWO_OVER_PI * (_log_near(xn, small) - _LOG2) * j1n
         - pole

@@ -44,6 +44,7 @@ __all__ = [
     "subnormal_parts",
     "tangent",
     "tiny_of",
+    "twice",
     "two_prod",
     "two_sum",
     "word_split",
@@ -276,6 +277,16 @@ def half_below_normal(y: jax.Array) -> BelowNormal:
         scale = 150
     mask = below & (half > 0)
     return mask, jnp.where(mask, half, 1).astype(y.dtype), scale * math.log(2.0)
+
+
+def twice(x: jax.Array) -> jax.Array:
+    """``2 x``, exact also for a positive subnormal ``x`` (XLA on CPU flushes the product
+    there): below the normal range doubling the value doubles its bit pattern as an
+    integer, into the first normal binade included."""
+    double = is_double(x)
+    bits = lax.bitcast_convert_type(x, jnp.int64 if double else jnp.int32)
+    sub = (bits > 0) & (bits < (1 << (52 if double else 23)))
+    return jnp.where(sub, lax.bitcast_convert_type(bits * 2, x.dtype), 2.0 * x)
 
 
 def reciprocal_of_subnormal(x: jax.Array) -> jax.Array:
