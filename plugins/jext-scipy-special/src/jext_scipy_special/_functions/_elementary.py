@@ -122,8 +122,9 @@ def _cbrt(x: jax.Array) -> jax.Array:
     # The exponent made a multiple of 3 (1074 = 3 * 358; 149 + 1 = 3 * 50): the scaling
     # by a power of two is exact and the result normal.
     lead, scale = (1.0, 2.0**-358) if is_double(x) else (2.0, 2.0**-50)
-    small = jnp.cbrt(m * lead) * scale
-    return jnp.where(sub, jnp.where(jnp.signbit(x), -small, small), jnp.cbrt(x))
+    # One cbrt for both (computing both halves cost 1.9x the time).
+    scaled = jnp.where(jnp.signbit(x), -m, m) * lead
+    return jnp.cbrt(jnp.where(sub, scaled, x)) * jnp.where(sub, scale, 1.0)
 
 
 @_cbrt.defjvp
