@@ -5,7 +5,10 @@ subnormal operand of arithmetic or of a comparison reads as 0, a subnormal resul
 returned as 0; only bit moves (an identity, a bitcast) keep a subnormal.  A wrapper can
 read a subnormal input from its bits (``_common.subnormal_log``) where 0 would give a
 wrong normal answer; a result that SciPy returns as a subnormal comes back as 0, and
-those are listed here by name (docs/scipy-special-families.md, "Subnormal numbers").
+those are listed here by name (docs/scipy-special-families.md, "Subnormal numbers", which
+also tables the wrappers that still differ at subnormal arguments, found by
+``tools/subnormal_survey.py``).  Where SciPy's own answer at a subnormal probability is
+off (its iterations run in subnormal arithmetic), the inverses are held to mpmath.
 """
 
 from __future__ import annotations
