@@ -5,12 +5,16 @@ subnormal operand of arithmetic or of a comparison reads as 0, a subnormal resul
 returned as 0; only bit moves (an identity, a bitcast) keep a subnormal.  A wrapper can
 read a subnormal input from its bits (``_common.subnormal_log``) where 0 would give a
 wrong normal answer; a result that SciPy returns as a subnormal comes back as 0, and
-those are listed here by name (docs/scipy-special-families.md, "Subnormal numbers").
+those are listed here by name (docs/scipy-special-families.md, "Subnormal numbers", which
+also tables the wrappers that still differ at subnormal arguments, found by
+``tools/subnormal_survey.py``).  Where SciPy's own answer at a subnormal probability is
+off (its iterations run in subnormal arithmetic), the inverses are held to mpmath.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +26,7 @@ from jext_scipy_special._functions._erf import ndtri
 from jext_scipy_special._functions._gamma_family import ndtri_exp
 
 import jext.scipy.special as js
+import jext.scipy.stats as jst
 
 TINY64 = float(np.finfo(np.float64).tiny)
 
@@ -59,13 +64,13 @@ LOW64 = np.array([2.3e-308, 3e-308, 4.4e-308, 5e-308, 8.8e-308, 1e-307])
 LOW32 = np.array([1.2e-38, 2e-38, 4e-38, 5e-38, 1e-37], np.float32)
 
 
-def _both_dtypes(name: str, sub64: np.ndarray = SUB64) -> None:
+def _both_dtypes(name: str, sub64: np.ndarray = SUB64, sub32: np.ndarray = SUB32) -> None:
     fn, ref = getattr(js, name), getattr(sc, name)
     with x64(True):
         y = np.concatenate([sub64, LOW64])
         np.testing.assert_allclose(np.asarray(fn(jnp.asarray(y))), ref(y), rtol=1e-14)
     with x64(False):
-        y32 = np.concatenate([SUB32, LOW32])
+        y32 = np.concatenate([sub32, LOW32])
         got = np.asarray(fn(jnp.asarray(y32)), np.float64)
         with np.errstate(over="ignore"):  # 1/x beyond float32's range: inf
             want = ref(y32.astype(np.float64)).astype(np.float32).astype(np.float64)
@@ -78,6 +83,164 @@ def test_subnormal_arguments_read_from_bits_as_scipy(name: str) -> None:
     ``k0(1e-310)`` 713.9, ``k1(2.2e-308)`` 4.5e307 (1/x), as SciPy's.  SciPy's own
     rounding of ``y/2`` shows at ``5e-324`` (erfcinv, k0: inf; k1: nan) and 1.5e-323."""
     _both_dtypes(name)
+
+
+def test_cbrt_of_subnormal_from_bits() -> None:
+    """``cbrt(5e-324)`` was 0 (float32: ``cbrt(1e-45)`` came out negative); SciPy's
+    1.7e-108 is ``cbrt(m) 2^-358``.  Odd, so negative subnormals too; the derivative
+    ``1 / (3 cbrt(x)^2)`` is finite there."""
+    _both_dtypes("cbrt")
+    with x64(True):
+        grad = float(jax.grad(js.cbrt)(jnp.float64(1e-310)))
+    np.testing.assert_allclose(grad, 1.0 / (3.0 * np.cbrt(1e-310) ** 2), rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["y0", "y1"])
+def test_y0_y1_of_subnormal_from_bits(name: str) -> None:
+    """``y0(1e-310)`` was -inf and ``y1(2.2e-308)`` nan; SciPy's -454.5 and -2.9e307 are
+    the leading terms ``(2/pi)(log(x/2) + gamma)`` and ``-(2/pi)/x`` (Cephes forms
+    ``1/x`` first: -inf below 5.6e-309).  Positive subnormals only (a negative one reads
+    as -0: -inf, where SciPy's is nan)."""
+    _both_dtypes(name, SUB64[SUB64 > 0], SUB32[SUB32 > 0])
+
+
+def _gamma_root_error(a: float, y: float, x: float, upper: bool) -> float:
+    """Relative error of ``x`` as a root of ``P(a, x) = y`` (``Q`` if ``upper``), from
+    mpmath's residual of ``log P`` over its slope in ``log x``."""
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(30):
+
+        def g(t: Any) -> Any:
+            v = mp.gammainc(a, t, mp.inf) if upper else mp.gammainc(a, 0, t)
+            return mp.log(v / mp.gamma(a)) - mp.log(mp.mpf(y))
+
+        t = mp.mpf(x)
+        h = t * mp.mpf("1e-15")
+        slope = (g(t + h) - g(t - h)) / (2 * h) * t
+        return float(abs(g(t) / slope))
+
+
+#: (a, upper): a lower-side root below the normal range is flushed (a = 1: x = y), so
+#: the lower side is held where its root is normal, x ~ (y Gamma(a + 1))^(1/a).
+GAMMA_CASES = [(3.16, False), (25.25, False), (500.0, False)] + [
+    (a, True) for a in (0.1, 0.5, 3.16, 25.25, 500.0)
+]
+
+
+@pytest.mark.parametrize(("a", "upper"), GAMMA_CASES)
+def test_incomplete_gamma_inverse_at_subnormal_probability(a: float, upper: bool) -> None:
+    """``gammaincinv(25.25, 5e-324)`` was 0 and ``gammainccinv(a, 5e-324)`` inf: the
+    probability read as 0.  Held to mpmath's root: SciPy's own Newton runs in subnormal
+    arithmetic and is off by up to 3e-4 there (``gammainccinv(0.5, 5e-324)``: 740.44 for
+    740.56).  Float32 against SciPy, which computes it in float64."""
+    name = "gammainccinv" if upper else "gammaincinv"
+    ys = SUB64[SUB64 > 0][::2]
+    with x64(True):
+        got = np.asarray(getattr(js, name)(jnp.full(ys.shape, a), jnp.asarray(ys)))
+    errors = [_gamma_root_error(a, float(y), float(x), upper) for y, x in zip(ys, got, strict=True)]
+    assert max(errors) < 1e-13, (got, errors)
+    y32 = SUB32[SUB32 > 0]
+    with x64(False):
+        got32 = np.asarray(getattr(js, name)(jnp.full(y32.shape, a, jnp.float32), y32))
+    ref = getattr(sc, name)(a, y32.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(got32, ref, rtol=5e-6)
+
+
+def _beta_root_error(a: float, b: float, y: float, x: float, upper: bool) -> float:
+    """Relative error of ``x`` as a root of ``I_x(a, b) = y`` (``1 - I_x`` if ``upper``),
+    from mpmath's residual of ``log I`` over its slope in ``log x``."""
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(60):
+
+        def g(t: Any) -> Any:
+            v = (
+                mp.betainc(b, a, 0, 1 - t, regularized=True)
+                if upper
+                else mp.betainc(a, b, 0, t, regularized=True)
+            )
+            return mp.log(v) - mp.log(mp.mpf(y))
+
+        t = mp.mpf(x)
+        h = min(t, 1 - t) * mp.mpf("1e-20")
+        slope = (g(t + h) - g(t - h)) / (2 * h) * t
+        return float(abs(g(t) / slope))
+
+
+#: (a, b, upper) whose roots at a subnormal p (q if upper) are normal and below 1 - eps
+#: (an upper-tail root is near 1 unless b is large).
+BETA_CASES = [
+    (3.16, 1.0, False),
+    (25.25, 25.25, False),
+    (500.0, 500.0, False),
+    (3.16, 500.0, False),
+    (500.0, 3.16, False),
+    (25.25, 25.25, True),
+    (500.0, 500.0, True),
+    (3.16, 500.0, True),
+    (0.3, 25.25, True),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "upper"), BETA_CASES)
+def test_incomplete_beta_inverse_at_subnormal_probability(a: float, b: float, upper: bool) -> None:
+    """``betaincinv(500, 500, 5e-324)`` was 0 (0.0606) and ``betainccinv`` 1: the
+    probability read as 0, and near the root ``I`` underflowed.  Held to mpmath (SciPy is
+    nan at several of these, e.g. ``betaincinv(3.16, 0.3, 1e-310)``)."""
+    name = "betainccinv" if upper else "betaincinv"
+    ys = SUB64[SUB64 > 0][::2]
+    with x64(True):
+        full = [jnp.full(ys.shape, v) for v in (a, b)]
+        got = np.asarray(getattr(js, name)(*full, jnp.asarray(ys)))
+    keep = (got > TINY64) & (got < 1.0)  # a root below the normal range is flushed
+    errors = [
+        _beta_root_error(a, b, float(y), float(x), upper)
+        for y, x in zip(ys[keep], got[keep], strict=True)
+    ]
+    assert keep.any() and max(errors) < 1e-13, (ys[keep], got[keep], errors)
+
+
+def test_float32_incomplete_beta_inverse_far_tail() -> None:
+    """Float32 ``betaincinv(500, 3.16, p)`` for ``p <= 1e-32`` (normal ones too) was off by
+    up to 7% (and 0 at subnormal ``p``): ``I`` underflowed on the way to the root.
+    mpmath's roots (SciPy's own float64 answer at ``p = 1e-45`` is 1.4% off)."""
+    p = np.array([1e-45, 1e-40, 1e-38, 1e-36, 1e-34, 1e-32, 1e-30], np.float32)
+    with x64(False):
+        got = np.asarray(js.betaincinv(jnp.float32(500.0), jnp.float32(3.16), p), np.float64)
+    errors = [
+        _beta_root_error(500.0, 3.16, float(pv), float(x), False)
+        for pv, x in zip(p, got, strict=True)
+    ]
+    assert max(errors) < 5e-6, errors
+
+
+def test_stdtrit_at_subnormal_p() -> None:
+    """``stdtrit(25.25, 1e-310)`` was -inf (``min(p, 1 - p)`` and ``2 p`` flushed ``p``).
+    Held to mpmath, ``p = I_x(df/2, 1/2) / 2`` at ``x = df / (df + t^2)``: SciPy's float64
+    is +inf at 5e-324 and 1e-320, and 2.6% off at 1e-310."""
+    mp = pytest.importorskip("mpmath")
+    p = SUB64[SUB64 > 0]
+    with x64(True):
+        t = np.asarray(js.stdtrit(jnp.full(p.shape, 25.25), jnp.asarray(p)))
+    assert np.all(np.isfinite(t)) and np.all(t < 0.0)
+    with mp.workdps(40):
+        df = mp.mpf(25.25)
+        ratio = [
+            mp.betainc(df / 2, 0.5, 0, df / (df + mp.mpf(v) ** 2), regularized=True)
+            / (2 * mp.mpf(float(pv)))
+            for v, pv in zip(t, p, strict=True)
+        ]
+    # The root's relative error is that of the ratio over d log p / d log t = -df.
+    np.testing.assert_allclose(np.log([float(r) for r in ratio]) / 25.25, 0.0, atol=1e-13)
+
+
+@pytest.mark.parametrize(("dist", "args"), [("poisson", (150.0,)), ("binom", (60.0, 0.5))])
+def test_discrete_ppf_at_subnormal_q(dist: str, args: tuple[float, ...]) -> None:
+    """``poisson.ppf(5e-324, 150)`` was -1 (``ppf(0)``); SciPy's 0 is the first ``k``."""
+    st = pytest.importorskip("scipy.stats")
+    q = SUB64[SUB64 > 0]
+    with x64(True):
+        got = np.asarray(getattr(jst, dist).ppf(jnp.asarray(q), *args))
+    np.testing.assert_array_equal(got, getattr(st, dist).ppf(q, *args))
 
 
 def test_ndtri_of_subnormal_p_from_bits() -> None:

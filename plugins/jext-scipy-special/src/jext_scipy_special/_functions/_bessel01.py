@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from . import _bessel01_coeffs as cf
-from ._common import is_double, polyval
+from ._common import BelowNormal, is_double, polyval, reciprocal_of_subnormal
 
 __all__ = ["j0_pos", "j1_pos", "jy01_pos", "y0_pos", "y1_pos"]
 
@@ -88,16 +88,45 @@ def _near(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return xn, 0.25 * xn * xn
 
 
-def _y0_near(xn: jax.Array, t: jax.Array, j0n: jax.Array) -> jax.Array:
-    return _TWO_OVER_PI * (jnp.log(xn) + _LOG_EULER_OVER_2) * j0n + t * polyval(
+def _log_near(xn: jax.Array, small: BelowNormal | None) -> jax.Array:
+    """``log x``; where ``small`` says ``x = m 2^-k`` is subnormal (read as 0, so ``t`` is 0
+    and ``J0 = 1`` there: only the logarithm and ``1/x`` terms of ``Y`` are left) from ``m``,
+    by the same one ``log``."""
+    if small is None:
+        return jnp.log(xn)
+    sub, m, log_scale = small
+    return jnp.log(jnp.where(sub, m, xn)) - jnp.where(sub, log_scale, 0.0)
+
+
+def _y0_near(
+    xn: jax.Array, t: jax.Array, j0n: jax.Array, small: BelowNormal | None = None
+) -> jax.Array:
+    return _TWO_OVER_PI * (_log_near(xn, small) + _LOG_EULER_OVER_2) * j0n + t * polyval(
         t, cf.Y0_SERIES[:-1]
     )
 
 
-def _y1_near(xn: jax.Array, t: jax.Array, j1n: jax.Array) -> jax.Array:
+def _y1_near(
+    xn: jax.Array,
+    t: jax.Array,
+    j1n: jax.Array,
+    small: BelowNormal | None = None,
+    x: jax.Array | None = None,
+) -> jax.Array:
+    pole = _TWO_OVER_PI / xn
+    if small is not None and x is not None:
+        # 1/x from the bits of x, not of xn (XLA's minimum flushes a subnormal operand),
+        # times 2/pi.  Cephes forms 1/x first, so SciPy's Y1 is -inf where that
+        # overflows: below x = (2^50 + 1) 2^-1074 = 5.6e-309, whatever 2/pi would make of
+        # it; tested on the bits (XLA may fold 2/pi into reciprocal_of_subnormal's power
+        # of two).  Float32 is computed in float64 by SciPy: 1/x never overflows there.
+        recip = reciprocal_of_subnormal(x) * _TWO_OVER_PI
+        if is_double(x):
+            recip = jnp.where(small[1] <= 2.0**50, jnp.inf, recip)
+        pole = jnp.where(small[0], recip, pole)
     return (
-        _TWO_OVER_PI * (jnp.log(xn) - _LOG2) * j1n
-        - _TWO_OVER_PI / xn
+        _TWO_OVER_PI * (_log_near(xn, small) - _LOG2) * j1n
+        - pole
         + (0.5 * xn) * polyval(t, cf.Y1_SERIES)
     )
 
@@ -122,20 +151,21 @@ def j1_pos(x: jax.Array) -> jax.Array:
     return jnp.where(x <= cf.SPLIT, near, far)
 
 
-def y0_pos(x: jax.Array) -> jax.Array:
-    """``Y0(x)`` for ``x > 0``."""
+def y0_pos(x: jax.Array, small: BelowNormal | None = None) -> jax.Array:
+    """``Y0(x)`` for ``x > 0``; ``small``: where ``x`` is subnormal, its bits (see
+    :func:`._common.subnormal_parts`), which XLA on CPU would read as 0."""
     xn, t = _near(x)
-    near = _y0_near(xn, t, polyval(t, cf.J0_SERIES))
+    near = _y0_near(xn, t, polyval(t, cf.J0_SERIES), small)
     amp, w, inv = _far(x)
     c, s = _phase(x)
     far = amp * (polyval(w, cf.P0) * s + polyval(w, cf.Q0) * inv * c)
     return jnp.where(x <= cf.SPLIT, near, far)
 
 
-def y1_pos(x: jax.Array) -> jax.Array:
-    """``Y1(x)`` for ``x > 0``."""
+def y1_pos(x: jax.Array, small: BelowNormal | None = None) -> jax.Array:
+    """``Y1(x)`` for ``x > 0``; ``small`` as for :func:`y0_pos`."""
     xn, t = _near(x)
-    near = _y1_near(xn, t, 0.5 * xn * polyval(t, cf.J1_SERIES))
+    near = _y1_near(xn, t, 0.5 * xn * polyval(t, cf.J1_SERIES), small, x)
     amp, w, inv = _far(x)
     c, s = _phase(x)
     far = amp * (-polyval(w, cf.P1) * c + polyval(w, cf.Q1) * inv * s)

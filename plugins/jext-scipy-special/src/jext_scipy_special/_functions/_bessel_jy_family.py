@@ -25,7 +25,7 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel01 import j0_pos, j1_pos, y0_pos, y1_pos
 from ._bessel_jy import cos_pi, jy, sin_pi, y_integer
-from ._common import entry_point, nondiff, tangent
+from ._common import BelowNormal, entry_point, nondiff, subnormal_parts, tangent
 from ._declare import special_wrapper
 
 __all__ = [
@@ -157,13 +157,19 @@ def _finite_abs(x: jax.Array) -> jax.Array:
     return jnp.where(jnp.isfinite(x), jnp.abs(x), 1.0)
 
 
-def _y_arg(x: jax.Array) -> jax.Array:
-    return jnp.where((x > 0.0) & (x < jnp.inf), x, 1.0)
+def _y_arg(x: jax.Array) -> tuple[jax.Array, BelowNormal]:
+    """``x`` where ``Y`` is finite (1 elsewhere), and where it is a positive subnormal
+    (read as 0 by XLA on CPU) its bits: ``Y0(1e-310) = -454.5``, not ``-inf``."""
+    sub, m, log_scale = subnormal_parts(x)
+    sub = sub & ~jnp.signbit(x)
+    inside = ((x > 0.0) & (x < jnp.inf)) | sub
+    return jnp.where(inside, x, 1.0), (sub, m, log_scale)
 
 
-def _y_edges(x: jax.Array, y: jax.Array) -> jax.Array:
+def _y_edges(x: jax.Array, y: jax.Array, small: BelowNormal) -> jax.Array:
     # -inf at 0, nan below 0, at inf and at nan, as SciPy.
-    return jnp.where((x > 0.0) & (x < jnp.inf), y, jnp.where(x == 0.0, -jnp.inf, jnp.nan))
+    inside = ((x > 0.0) & (x < jnp.inf)) | small[0]
+    return jnp.where(inside, y, jnp.where(x == 0.0, -jnp.inf, jnp.nan))
 
 
 # Orders 0 and 1 have their own loop-free kernels (``_bessel01``), with the derivatives
@@ -182,12 +188,14 @@ def _j1(x: jax.Array) -> jax.Array:
 
 @jax.custom_jvp
 def _y0(x: jax.Array) -> jax.Array:
-    return _y_edges(x, y0_pos(_y_arg(x)))
+    arg, small = _y_arg(x)
+    return _y_edges(x, y0_pos(arg, small), small)
 
 
 @jax.custom_jvp
 def _y1(x: jax.Array) -> jax.Array:
-    return _y_edges(x, y1_pos(_y_arg(x)))
+    arg, small = _y_arg(x)
+    return _y_edges(x, y1_pos(arg, small), small)
 
 
 @_j0.defjvp

@@ -50,6 +50,7 @@ from ._common import (
     partitioned,
     rgamma1p_small,
     stirling_corr,
+    subnormal_parts,
     tiny_of,
     two_prod,
     two_sum,
@@ -450,12 +451,42 @@ def beta_log_density(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> 
     return jnp.where(ok, d, -jnp.inf)
 
 
-def _guess(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> _Pair:
+class _Scaled(NamedTuple):
+    """A probability ``v`` that may be subnormal, as ``v = w e^-off``: ``w = v`` and ``off
+    = 0`` where ``v`` is normal, else ``w = m`` and ``off = k log 2`` for ``v = m 2^-k``
+    (:func:`subnormal_parts`).  XLA on CPU reads a subnormal as 0; ``log(c v) = log(c w) -
+    off`` is then right for both, and the same operations as ``log(c v)`` where normal."""
+
+    sub: jax.Array
+    w: jax.Array
+    off: jax.Array
+
+    def log(self, c: jax.Array | float = 1.0) -> jax.Array:
+        return jnp.log(c * self.w) - self.off
+
+    def inside(self, keep: jax.Array) -> _Scaled:
+        """1/2 (as the solver's placeholder) where not ``keep``."""
+        return _Scaled(
+            self.sub & keep, jnp.where(keep, self.w, 0.5), jnp.where(keep, self.off, 0.0)
+        )
+
+
+def _scaled(v: jax.Array) -> _Scaled:
+    sub, m, log_scale = subnormal_parts(v)
+    sub = sub & ~jnp.signbit(v)
+    return _Scaled(sub, jnp.where(sub, m, v), jnp.where(sub, log_scale, 0.0))
+
+
+def _guess(
+    a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array, ps: _Scaled, qs: _Scaled
+) -> _Pair:
     """Starting ``(x, 1 - x)`` for ``I_x(a, b) = p`` (Numerical Recipes' ``invbetai``,
-    with the lower-tail power law where it is closer)."""
+    with the lower-tail power law where it is closer); ``ps``, ``qs``: ``p``, ``q`` as
+    :class:`_Scaled`."""
     lbeta = log_beta(a, b)
-    # a, b >= 1: normal approximation (A&S 26.5.22).
-    t = -ndtri(jnp.minimum(p, q))
+    # a, b >= 1: normal approximation (A&S 26.5.22).  A select, not jnp.minimum: XLA's
+    # minimum flushes a subnormal operand, ndtri reads it from the bits.
+    t = -ndtri(jnp.where(p < q, p, q))
     t = jnp.where(p < q, t, -t)
     al = (t * t - 3.0) / 6.0
     ra = 1.0 / (2.0 * a - 1.0)
@@ -470,16 +501,16 @@ def _guess(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array) -> _Pair:
     lt = a * jnp.log(a / (a + b)) - jnp.log(a)
     lu = b * jnp.log(b / (a + b)) - jnp.log(b)
     lw = jnp.logaddexp(lt, lu)
-    low = jnp.log(p) < lt - lw
-    x_p = jnp.exp((jnp.log(a * p) + lw) / a)
-    y_p = jnp.exp((jnp.log(b * q) + lw) / b)
+    low = ps.log() < lt - lw
+    x_p = jnp.exp((ps.log(a) + lw) / a)
+    y_p = jnp.exp((qs.log(b) + lw) / b)
     x_p, y_p = jnp.where(low, x_p, 1.0 - y_p), jnp.where(low, 1.0 - x_p, y_p)
     normal = (a >= 1.0) & (b >= 1.0)
     x0 = jnp.where(normal, x_n, x_p)
     y0 = jnp.where(normal, y_n, y_p)
     # Lower tail: I ~ x^a / (a B(a, b)) (an under-estimate of x for b > 1).
-    x_t = jnp.exp((jnp.log(a * p) + lbeta) / a)
-    y_t = jnp.exp((jnp.log(b * q) + lbeta) / b)
+    x_t = jnp.exp((ps.log(a) + lbeta) / a)
+    y_t = jnp.exp((qs.log(b) + lbeta) / b)
     # Used where the series' first correction, about (b - 1) x, is small.
     tail_x = (x_t < 1e-2) & (x_t * jnp.abs(b - 1.0) < 0.1)
     tail_y = (y_t < 1e-2) & (y_t * jnp.abs(a - 1.0) < 0.1) & ~tail_x
@@ -493,29 +524,43 @@ def _halley(
     b: jax.Array,
     p: jax.Array,
     q: jax.Array,
+    target: jax.Array,
     s0: jax.Array,
     d0: jax.Array,
     *,
     cap: int | jax.Array,
 ) -> _Pair:
     """Up to ``cap`` Halley steps from ``s0``, the ``log x`` of ``I_x(a, b) = p``
-    (``1 - I_x = q``), ``x`` about below 1/2; ``d0``: the size of the step that gave
-    ``s0`` (an element with ``d0 <= tol`` has converged and stays as it is).  Returns
-    the new ``(s, |last step|)``."""
+    (``1 - I_x = q``), ``x`` about below 1/2; ``target``: the log of the smaller of ``p``
+    and ``q`` (read from the bits where it is subnormal); ``d0``: the size of the step
+    that gave ``s0`` (an element with ``d0 <= tol`` has converged and stays as it is).
+    Returns the new ``(s, |last step|)``."""
     double = is_double(p)
     lower = p <= q
-    target = jnp.log(jnp.where(lower, p, q))
     smax = math.log1p(-(2.0**-52 if double else 2.0**-23))
     k = beta_const(a, b)  # the same at every step
+    # Near the log of the smallest normal number (within 10%, float32: 50%; a subnormal p
+    # or q, or one near it) I near the root would underflow, or on the way there (XLA on
+    # CPU flushes it to 0; float32's betaincinv(500, 3.16, 1e-32) was 0.80 for 0.85): the
+    # prefactor, and with it I, are scaled by e^shift.  Only where the I solved on is the
+    # fraction's own value (pre / fraction, not its complement, which _pq_core forms on
+    # the other side of its swap): the complement is not small there, and scaled it would
+    # be wrong.  Elsewhere shift is 0 and the steps are as they were (a shift at all
+    # p < 1e-154 cost 1.2x in the median error of the root there).
+    near = (0.9 if double else 0.5) * math.log(tiny_of(p))
+    shift = jnp.where(target < near, jnp.round(-0.5 * target), 0.0)
 
     def step(_: jax.Array, st: _Pair) -> _Pair:
         s, _ = st
         x = jnp.exp(s)
         y = -jnp.expm1(s)
-        pre = jnp.exp(log_beta_prefactor(a, b, x, y, k, exact_centre=False))
+        # _pq_core's swap: its I is the fraction's value unless swapped, its 1 - I if so.
+        frac_side = (x > (a + 1.0) / (a + b + 2.0)) != lower
+        sh = jnp.where(frac_side, shift, 0.0)
+        pre = jnp.exp(log_beta_prefactor(a, b, x, y, k, exact_centre=False) + sh)
         i, ic = _pq_core(a, b, x, y, pre)
         val = jnp.where(lower, i, ic)
-        g = jnp.log(val) - target
+        g = jnp.log(val) - (target + sh)
         xf = pre / y  # x * density
         d1 = jnp.where(lower, xf / val, -xf / val)
         d2 = d1 * (a - (b - 1.0) * x / y - d1)
@@ -559,23 +604,32 @@ def beta_inv(
     infinite, ``p`` or ``q`` outside ``[0, 1]`` or nan: nan.  One infinite parameter
     with ``0 < p < 1``: nan (the distribution is a point mass), as in SciPy.
     """
-    inner = (a > 0.0) & (b > 0.0) & (a < jnp.inf) & (b < jnp.inf) & (p > 0.0) & (q > 0.0)
+    # A subnormal p or q (XLA on CPU reads it as 0) enters by its log, read from the bits:
+    # betaincinv(500, 500, 5e-324) is 0.29, not 0.
+    ps, qs = _scaled(p), _scaled(q)
+    inner = (a > 0.0) & (b > 0.0) & (a < jnp.inf) & (b < jnp.inf)
+    inner = inner & ((p > 0.0) | ps.sub) & ((q > 0.0) | qs.sub)
     a_ = jnp.where(inner, a, 1.0)
     b_ = jnp.where(inner, b, 1.0)
     p_ = jnp.where(inner, p, 0.5)
     q_ = jnp.where(inner, q, 0.5)
-    x0, y0 = _guess(a_, b_, p_, q_)
+    ps, qs = ps.inside(inner), qs.inside(inner)
+    x0, y0 = _guess(a_, b_, p_, q_, ps, qs)
     use = jnp.zeros(x0.shape, bool)
     if start is not None:
         use = start[0] & inner & (start[1] > 0.0) & (start[2] > 0.0)
         x0 = jnp.where(use, start[1], x0)
         y0 = jnp.where(use, start[2], y0)
     swap = x0 > 0.5
+    # The side _halley solves on (its ``p <= q`` after the swap), in the caller's order:
+    # p, else q; its log is _halley's target.
+    on_p = jnp.where(swap, q_ > p_, p_ <= q_)
     args = (
         jnp.where(swap, b_, a_),
         jnp.where(swap, a_, b_),
         jnp.where(swap, q_, p_),
         jnp.where(swap, p_, q_),
+        jnp.log(jnp.where(on_p, ps.w, qs.w)) - jnp.where(on_p, ps.off, qs.off),
         jnp.where(swap, y0, x0),
     )
     # Grouped by the fraction's length at the starting point (each step runs it) and by
@@ -583,12 +637,12 @@ def beta_inv(
     # at most ~2 for a, b > 10 (normal approximation), ~3 for a, b >= 1, ~4 otherwise.
     lo = jnp.minimum(a_, b_)
     quality = jnp.where(use | (lo > 10.0), 0, jnp.where(lo >= 1.0, 1, 2))
-    key = 3 * _cf_class(args[0], args[1], args[4], 1.0 - args[4]) + quality
+    key = 3 * _cf_class(args[0], args[1], args[5], 1.0 - args[5]) + quality
     nkeys = 3 * (len(_CF_EDGES) + 1)
     cap = _HALLEY_CAP[0] if is_double(p) else _HALLEY_CAP[1]
-    s, d = jnp.log(args[4]), jnp.ones_like(args[4])
+    s, d = jnp.log(args[5]), jnp.ones_like(args[5])
     if s.size <= CHUNK_SIZE:  # one chunk: nothing to group
-        s, _ = _halley(*args[:4], s, d, cap=cap)
+        s, _ = _halley(*args[:5], s, d, cap=cap)
     else:
         # In stages: a chunk steps in lock-step until its slowest element has converged,
         # and a few elements need 4-5 steps where most need 2-3.  After each stage the
@@ -603,7 +657,7 @@ def beta_inv(
             moving = d > _halley_tol(p)
             again = 1 + _cf_class(args[0], args[1], jnp.exp(s), -jnp.expm1(s))
             k = jnp.where(j == 0, key, jnp.where(moving, again, 0))
-            s, d = partitioned(functools.partial(_halley, cap=caps[j]), k, nkeys, *args[:4], s, d)
+            s, d = partitioned(functools.partial(_halley, cap=caps[j]), k, nkeys, *args[:5], s, d)
             return s, d
 
         s, _ = lax.fori_loop(0, len(_STAGES) + 1, stage, (s, d))
@@ -614,10 +668,12 @@ def beta_inv(
     # Roots below the smallest normal number: 0 (the solver cannot step past underflow).
     lbeta = log_beta(a_, b_)
     log_tiny = math.log(tiny_of(p))
-    x_under = (jnp.log(a_ * p_) + lbeta) / a_ < log_tiny
-    y_under = (jnp.log(b_ * q_) + lbeta) / b_ < log_tiny
-    x = jnp.where(p == 0.0, 0.0, jnp.where(q == 0.0, 1.0, x))
-    y = jnp.where(p == 0.0, 1.0, jnp.where(q == 0.0, 0.0, y))
+    x_under = (ps.log(a_) + lbeta) / a_ < log_tiny
+    y_under = (qs.log(b_) + lbeta) / b_ < log_tiny
+    p_zero = (p == 0.0) & ~ps.sub
+    q_zero = (q == 0.0) & ~qs.sub
+    x = jnp.where(p_zero, 0.0, jnp.where(q_zero, 1.0, x))
+    y = jnp.where(p_zero, 1.0, jnp.where(q_zero, 0.0, y))
     x = jnp.where(inner & x_under, 0.0, jnp.where(inner & y_under, 1.0, x))
     y = jnp.where(inner & x_under, 1.0, jnp.where(inner & y_under, 0.0, y))
     bad = (

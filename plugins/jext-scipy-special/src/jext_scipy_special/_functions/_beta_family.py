@@ -37,7 +37,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._beta import beta_density, beta_inv, beta_log_density, beta_log_pq, beta_pq
-from ._common import as_float_arrays, entry_point, nondiff, tangent
+from ._common import as_float_arrays, entry_point, nondiff, tangent, twice
 from ._declare import declare, declare_stats
 from ._erf import ndtri
 from ._t import _stdtr_pdf, stdtr
@@ -355,10 +355,11 @@ def _t_start(df: jax.Array, tail: jax.Array) -> tuple[jax.Array, jax.Array, jax.
 
 
 def _stdtrit_value(df: jax.Array, p: jax.Array) -> jax.Array:
-    tail = jnp.minimum(p, 1.0 - p)  # 1 - p is exact for p >= 1/2
-    x, y = beta_inv(
-        0.5 * df, jnp.full_like(df, 0.5), 2.0 * tail, 1.0 - 2.0 * tail, _t_start(df, tail)
-    )
+    # 1 - p is exact for p >= 1/2.  A select, not jnp.minimum, and 2 tail by the bits:
+    # XLA on CPU flushes a subnormal p in both (stdtrit(25, 5e-324) was -inf; -1.7e13).
+    tail = jnp.where(p <= 1.0 - p, p, 1.0 - p)
+    two_tail = twice(tail)
+    x, y = beta_inv(0.5 * df, jnp.full_like(df, 0.5), two_tail, 1.0 - two_tail, _t_start(df, tail))
     t = jnp.sqrt(df * y / x)
     t = jnp.where(p < 0.5, -t, t)
     t = jnp.where(p == 0.5, 0.0, t)

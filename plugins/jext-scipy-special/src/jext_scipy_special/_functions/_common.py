@@ -31,6 +31,7 @@ __all__ = [
     "is_double",
     "iterate",
     "log1pmx",
+    "log_positive",
     "nondiff",
     "partitioned",
     "polyval",
@@ -43,6 +44,7 @@ __all__ = [
     "subnormal_parts",
     "tangent",
     "tiny_of",
+    "twice",
     "two_prod",
     "two_sum",
     "word_split",
@@ -246,6 +248,15 @@ def subnormal_log(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return mask, jnp.where(mask, jnp.log(m) - log_scale, 0.0)
 
 
+def log_positive(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mask, log x)`` for ``x >= 0``, a positive subnormal ``x`` included (``mask``
+    true there: XLA on CPU reads it as 0, whose log is ``-inf``); one ``log`` serves both
+    (see :func:`subnormal_parts`).  Negative ``x`` give nan as ``jnp.log``."""
+    mask, m, log_scale = subnormal_parts(x)
+    mask = mask & ~jnp.signbit(x)
+    return mask, jnp.log(jnp.where(mask, m, x)) - jnp.where(mask, log_scale, 0.0)
+
+
 def half_below_normal(y: jax.Array) -> BelowNormal:
     """``y/2`` as ``m 2^-k`` where ``0 < y/2`` is below the normal range (XLA on CPU flushes
     the product ``0.5 y`` there, and reads a subnormal ``y`` as 0).
@@ -266,6 +277,16 @@ def half_below_normal(y: jax.Array) -> BelowNormal:
         scale = 150
     mask = below & (half > 0)
     return mask, jnp.where(mask, half, 1).astype(y.dtype), scale * math.log(2.0)
+
+
+def twice(x: jax.Array) -> jax.Array:
+    """``2 x``, exact also for a positive subnormal ``x`` (XLA on CPU flushes the product
+    there): below the normal range doubling the value doubles its bit pattern as an
+    integer, into the first normal binade included."""
+    double = is_double(x)
+    bits = lax.bitcast_convert_type(x, jnp.int64 if double else jnp.int32)
+    sub = (bits > 0) & (bits < (1 << (52 if double else 23)))
+    return jnp.where(sub, lax.bitcast_convert_type(bits * 2, x.dtype), 2.0 * x)
 
 
 def reciprocal_of_subnormal(x: jax.Array) -> jax.Array:

@@ -51,7 +51,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._beta import beta_density, beta_pq
-from ._common import entry_point, eps_of, nondiff, partitioned, tangent
+from ._common import entry_point, eps_of, nondiff, partitioned, subnormal_parts, tangent
 from ._declare import declare_stats, stats_oracle
 from ._erf import ndtri
 from ._incgamma import gamma_pdf_ratio, gamma_pq
@@ -326,7 +326,11 @@ def _quantile(family: _Family, upper: bool) -> Callable[..., jax.Array]:
         # Piecewise constant in q and the shapes: only loc carries a derivative.
         q, s1, s2 = (lax.stop_gradient(a) for a in (q, s1, s2))
         ok = family.valid(s1, s2) & ~jnp.isnan(loc)
-        inner = ok & (q > 0.0) & (q < 1.0)
+        # A positive subnormal q (XLA on CPU reads it as 0) is inside: its search reads it
+        # as 0 as well, which gives the first k whose cdf is normal (SciPy's 0 for
+        # poisson.ppf(5e-324, 150), where ppf(0) = -1), and for isf the first k whose sf
+        # underflows (at most SciPy's k, whose sf is below q).
+        inner = ok & ((q > 0.0) | subnormal_parts(q)[0] & ~jnp.signbit(q)) & (q < 1.0)
         args = (jnp.where(inner, q, 0.5), jnp.where(inner, s1, 1.0), jnp.where(inner, s2, 0.5))
         # Grouped by how far into a tail q lies (|z| < 1, 2, 3, beyond), where the
         # Cornish-Fisher start is further off and the search takes more steps.

@@ -19,11 +19,12 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._common import as_float_arrays, eps_of, is_double, two_prod
+from ._common import as_float_arrays, eps_of, is_double, subnormal_parts, two_prod
 from ._declare import declare
 
 __all__ = [
@@ -105,9 +106,34 @@ def exp10(x: ArrayLike) -> jax.Array:
 
 
 def cbrt(x: ArrayLike) -> jax.Array:
-    """Real cube root, mirroring ``scipy.special.cbrt``.  Differentiable (not at 0)."""
+    """Real cube root, mirroring ``scipy.special.cbrt``.  Differentiable (not at 0).
+
+    A subnormal ``x`` (XLA on CPU reads it as 0) is ``m 2^-1074`` (float32: ``2m 2^-150``)
+    with the integer ``m`` from its bits, and its root ``cbrt(m) 2^-358`` (``cbrt(2m)
+    2^-50``): ``cbrt(5e-324) = 1.7e-108`` as SciPy's, not 0.
+    """
     (x,) = as_float_arrays(x)
-    return jnp.cbrt(x)
+    return _cbrt(x)
+
+
+@jax.custom_jvp
+def _cbrt(x: jax.Array) -> jax.Array:
+    sub, m, _ = subnormal_parts(x)
+    # The exponent made a multiple of 3 (1074 = 3 * 358; 149 + 1 = 3 * 50): the scaling
+    # by a power of two is exact and the result normal.
+    lead, scale = (1.0, 2.0**-358) if is_double(x) else (2.0, 2.0**-50)
+    # One cbrt for both (computing both halves cost 1.9x the time).
+    scaled = jnp.where(jnp.signbit(x), -m, m) * lead
+    return jnp.cbrt(jnp.where(sub, scaled, x)) * jnp.where(sub, scale, 1.0)
+
+
+@_cbrt.defjvp
+def _cbrt_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    # jnp.cbrt's own rule, t / (3 y^2), from the value: finite at a subnormal x too,
+    # where y is normal (jnp.cbrt's would be that of 0, inf).
+    (x,), (t,) = primals, tangents
+    y = _cbrt(x)
+    return y, t * ((1.0 / 3.0) * lax.integer_pow(y, -2))
 
 
 def _reduce_degrees(x: jax.Array) -> tuple[jax.Array, jax.Array]:

@@ -44,6 +44,7 @@ from ._common import (
     is_double,
     iterate,
     log1pmx,
+    log_positive,
     nondiff,
     partitioned,
     polyval,
@@ -235,7 +236,9 @@ def _refine_up(a: jax.Array, log_q: jax.Array, lg1p: jax.Array, x0: jax.Array) -
     return x
 
 
-def _initial_guess(a: jax.Array, y: jax.Array, q: jax.Array, lg1p: jax.Array) -> jax.Array:
+def _initial_guess(
+    a: jax.Array, y: jax.Array, q: jax.Array, log_y: jax.Array, log_q: jax.Array, lg1p: jax.Array
+) -> jax.Array:
     """Starting point for Halley, typically within 1e-2 relative.
 
     Lower tail / small ``x``: ``P ~ x^a e^-x S(x) / Gamma(a+1)`` solved with a
@@ -243,8 +246,6 @@ def _initial_guess(a: jax.Array, y: jax.Array, q: jax.Array, lg1p: jax.Array) ->
     a truncated continued fraction; centre (``a >= 1``): Wilson-Hilferty.
     """
     lower = y <= 0.5
-    log_y = jnp.log(y)
-    log_q = jnp.log(q)
     target = log_y + lg1p
     x_pow = jnp.exp(target / a)  # P ~ x^a / Gamma(a+1)
     # For a < 1 the root lies below 1.5 whenever y < 0.75 (P(a, 1.5) >= 1 - e^-1.5).
@@ -354,7 +355,12 @@ def _gammaincinv_impl(a: jax.Array, y: jax.Array, q: jax.Array) -> jax.Array:
     """The root of ``P(a, x) = y``, given ``y`` and ``q = 1 - y`` each to full
     relative accuracy (the lower side uses ``y``, the upper side ``q``)."""
     max_iter = _HALLEY_CAP[0] if is_double(y) else _HALLEY_CAP[1]
-    valid = (a > 0.0) & (a < jnp.inf) & (y > 0.0) & (q > 0.0)
+    # A subnormal y or q (XLA on CPU reads it as 0) is solved for from its log, read from
+    # the bits: gammaincinv(25, 5e-324) is 2.2, not 0.  Where it is, the Halley steps
+    # divide by it in no ratio: the density there is below their 1e-290 (1e-35) floor.
+    y_sub, log_y = log_positive(y)
+    q_sub, log_q = log_positive(q)
+    valid = (a > 0.0) & (a < jnp.inf) & ((y > 0.0) | y_sub) & ((q > 0.0) | q_sub)
     a_ = jnp.where(valid, a, 1.0)
     y_ = jnp.where(valid, y, 0.5)
     q_ = jnp.where(valid, q, 0.5)
@@ -363,13 +369,13 @@ def _gammaincinv_impl(a: jax.Array, y: jax.Array, q: jax.Array) -> jax.Array:
         a=a_,
         y=y_,
         q=q_,
-        log_y=jnp.log(y_),
-        log_q=jnp.log(q_),
+        log_y=jnp.where(valid, log_y, math.log(0.5)),
+        log_q=jnp.where(valid, log_q, math.log(0.5)),
         lower=y_ <= 0.5,
         lg1p=lg1p,
         rg1p=jnp.exp(-lg1p),
     )
-    x0 = _initial_guess(a_, y_, pb.q, lg1p)
+    x0 = _initial_guess(a_, y_, pb.q, pb.log_y, pb.log_q, lg1p)
     underflow = x0 <= 0.0
     x0 = jnp.where(underflow, 1.0, x0)
 
@@ -384,8 +390,8 @@ def _gammaincinv_impl(a: jax.Array, y: jax.Array, q: jax.Array) -> jax.Array:
     init: _HalleyState = (jnp.asarray(0, jnp.int32), x0, underflow | ~valid)
     x = lax.while_loop(cond, body, init)[1]
     x = jnp.where(underflow, 0.0, x)
-    x = jnp.where(y == 0.0, 0.0, x)
-    x = jnp.where(q == 0.0, jnp.inf, x)
+    x = jnp.where((y == 0.0) & ~y_sub, 0.0, x)
+    x = jnp.where((q == 0.0) & ~q_sub, jnp.inf, x)
     bad = jnp.isnan(a) | jnp.isnan(y) | jnp.isnan(q) | (a < 0.0) | (y < 0.0) | (q < 0.0)
     bad = bad | (((a == 0.0) | (a == jnp.inf)) & (y > 0.0) & (q > 0.0))
     return jnp.where(bad, jnp.nan, x)
