@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from . import _bessel01_coeffs as cf
-from ._common import BelowNormal, is_double, polyval, reciprocal_of_subnormal
+from ._common import BelowNormal, is_double, log_from_parts, polyval, reciprocal_of_subnormal
 
 __all__ = ["j0_pos", "j1_pos", "jy01_pos", "y0_pos", "y1_pos"]
 
@@ -92,10 +92,7 @@ def _log_near(xn: jax.Array, small: BelowNormal | None) -> jax.Array:
     """``log x``; where ``small`` says ``x = m 2^-k`` is subnormal (read as 0, so ``t`` is 0
     and ``J0 = 1`` there: only the logarithm and ``1/x`` terms of ``Y`` are left) from ``m``,
     by the same one ``log``."""
-    if small is None:
-        return jnp.log(xn)
-    sub, m, log_scale = small
-    return jnp.log(jnp.where(sub, m, xn)) - jnp.where(sub, log_scale, 0.0)
+    return jnp.log(xn) if small is None else log_from_parts(xn, small)
 
 
 def _y0_near(

@@ -31,6 +31,7 @@ __all__ = [
     "is_double",
     "iterate",
     "log1pmx",
+    "log_from_parts",
     "log_positive",
     "nondiff",
     "partitioned",
@@ -253,8 +254,15 @@ def log_positive(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     true there: XLA on CPU reads it as 0, whose log is ``-inf``); one ``log`` serves both
     (see :func:`subnormal_parts`).  Negative ``x`` give nan as ``jnp.log``."""
     mask, m, log_scale = subnormal_parts(x)
-    mask = mask & ~jnp.signbit(x)
-    return mask, jnp.log(jnp.where(mask, m, x)) - jnp.where(mask, log_scale, 0.0)
+    parts: BelowNormal = (mask & ~jnp.signbit(x), m, log_scale)
+    return parts[0], log_from_parts(x, parts)
+
+
+def log_from_parts(x: jax.Array, parts: BelowNormal) -> jax.Array:
+    """``log x`` for ``x > 0``, from ``parts`` (:func:`subnormal_parts`, masked to the
+    positive subnormals) where they say ``x`` is subnormal: one ``log`` serves both."""
+    sub, m, log_scale = parts
+    return jnp.log(jnp.where(sub, m, x)) - jnp.where(sub, log_scale, 0.0)
 
 
 def half_below_normal(y: jax.Array) -> BelowNormal:
