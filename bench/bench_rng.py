@@ -66,8 +66,11 @@ def jax_impl(name: str) -> Hashable:
     return BUILTINS.get(name) or get_impl(JEXT[name]).jax_impl
 
 
-def contender(impl: Hashable, draw: Callable[[jax.Array], jax.Array]) -> Callable[[], None]:
-    """A call of ``draw`` on a key of ``impl``, compiled and run once already."""
+def contender(
+    impl: Hashable, draw: Callable[[jax.Array], jax.Array], label: str = ""
+) -> Callable[[], None]:
+    """A call of ``draw`` on a key of ``impl``, compiled and run once already (the seconds
+    that took are printed after ``label``, where one is given)."""
     key = jax.random.key(0, impl=impl)
 
     # A new function each time: jax.jit caches by function, and the XLA-path contenders
@@ -76,7 +79,10 @@ def contender(impl: Hashable, draw: Callable[[jax.Array], jax.Array]) -> Callabl
         return draw(k)
 
     jitted = jax.jit(fresh)
+    start = time.perf_counter()
     jitted(key).block_until_ready()
+    if label:
+        print(f"{label:>16}: compiled and first run in {time.perf_counter() - start:.1f} s")
     return lambda: jitted(key).block_until_ready()
 
 
@@ -138,7 +144,7 @@ def bits_contenders(
     names: list[str], kind: str, bits: Callable[[jax.Array], jax.Array], n: int
 ) -> dict[str, Callable[[], None]]:
     """Every generator's ``bits``; on CPU also numpy's Philox and the jext XLA paths."""
-    calls = {name: contender(jax_impl(name), bits) for name in names}
+    calls = {name: contender(jax_impl(name), bits, name) for name in names}
     native = native_note() if kind == "cpu" else None
     if kind == "cpu":
         print(f"jext generators on CPU: {native or 'XLA path'}")
@@ -146,7 +152,7 @@ def bits_contenders(
     if native is not None:
         with xla_path():
             for name in JEXT:
-                calls[f"{name} xla"] = contender(jax_impl(name), bits)
+                calls[f"{name} xla"] = contender(jax_impl(name), bits, f"{name} xla")
     return calls
 
 

@@ -437,6 +437,23 @@ def require_devices_during_lowering(prim: Primitive) -> None:
     dispatch.prim_requires_devices_during_lowering.add(prim)
 
 
+# The names XLA's backends register their custom-call handlers under.  jax.ffi passes any
+# other name through unchanged (only "cpu" and "gpu" are mapped), so a handler registered
+# for "cuda" waits forever for a "cuda" backend that never comes, and every call of it on
+# a GPU fails with "No FFI handler registered ... on a platform CUDA".
+_XLA_FFI_PLATFORM: Final = {"cpu": "cpu", "cuda": "CUDA", "rocm": "ROCM"}
+
+
+def register_ffi_target(name: str, handler: object, platform: str) -> None:
+    """Register ``handler`` (a PyCapsule or a mapping of FFI stages to them) as the FFI
+    target ``name`` on jext's ``platform`` (``cpu``, ``cuda`` or ``rocm``)."""
+    jax.ffi.register_ffi_target(name, handler, platform=_XLA_FFI_PLATFORM[platform], api_version=1)
+
+
+def register_ffi_target_as_batch_partitionable(name: str) -> None:
+    jax.ffi.register_ffi_target_as_batch_partitionable(name)
+
+
 def compile_ffi_probe(target: str, platform: str) -> None:
     """Compile a call of the FFI ``target`` on ``platform``; raises if XLA has no handler."""
     # One element: XLA folds away a call whose result is empty, handler or not.

@@ -858,15 +858,13 @@ class Registry:
             seen.add(key)
         if not staged:
             return None
-        import jax.ffi  # only once a plugin has native handlers
+        from jext import _jax  # jax loads only once a plugin has native handlers
 
         for target in staged:
             try:
-                jax.ffi.register_ffi_target(
-                    target.name, target.handler, platform=target.platform, api_version=1
-                )
+                _jax.register_ffi_target(target.name, target.handler, target.platform)
                 if target.batch_partitionable:
-                    jax.ffi.register_ffi_target_as_batch_partitionable(target.name)
+                    _jax.register_ffi_target_as_batch_partitionable(target.name)
             except Exception as err:  # XLA refused it: report, as for any plugin fault
                 return f"XLA refused FFI target {target.name!r} on {target.platform}: {err}"
             self._ffi_targets[(target.name, target.platform)] = Owned(target, plugin.name)

@@ -252,3 +252,25 @@ def test_a_target_without_a_handler_is_a_jext_error_naming_what_registers_it() -
     )
     assert "jext_register_ffi_targets hook" in message
     assert "registry.add('testsffi_scale', handler, platform='cpu')" in message
+
+
+def test_gpu_handlers_are_registered_under_the_platform_names_xla_backends_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jax.ffi passes a platform name other than "cpu"/"gpu" to XLA unchanged, and the
+    CUDA and ROCm backends take handlers registered as "CUDA" and "ROCM": a handler
+    registered for "cuda" was never found on a GPU (seen on an H100, jax 0.11.2)."""
+    from jaxlib import xla_client
+
+    from jext import _jax
+
+    seen: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        jax.ffi,
+        "register_ffi_target",
+        lambda name, handler, platform, api_version: seen.append((name, platform)),
+    )
+    for platform in ("cpu", "cuda", "rocm"):
+        _jax.register_ffi_target(f"t_{platform}", object(), platform)
+    assert seen == [("t_cpu", "cpu"), ("t_cuda", "CUDA"), ("t_rocm", "ROCM")]
+    assert xla_client.xla_platform_names["gpu"] == "CUDA"  # jaxlib's own name for it

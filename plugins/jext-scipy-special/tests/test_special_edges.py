@@ -11,6 +11,8 @@ from jext_scipy_special import _functions as jf
 from jext_scipy_special._functions import _bessel_jy_family as bessel_jy
 from jext_scipy_special._functions._gamma_family import ndtri_exp
 
+from jext.scipy import special
+
 INF, NAN = np.inf, np.nan
 E1 = float(np.exp(-1.0))  # the float nearest 1/e
 PAD = 3000  # evaluate at the shape the value tests compiled for
@@ -151,3 +153,22 @@ def test_ndtri_exp_float32_near_minus_log_2_vs_mpmath() -> None:
     ref = np.array([_ndtri_exp_mpmath(float(v)) for v in y])
     np.testing.assert_allclose(got, ref, rtol=5e-6)
     np.testing.assert_allclose(got, sc.ndtri_exp(y.astype(np.float64)), rtol=5e-6)
+
+
+#: ``(n, alpha, C(+inf), C(-inf))`` as SciPy 1.18.1 gives them (read on Python 3.12);
+#: SciPy 1.17 gives nan at -inf (the recurrence's inf - inf) and at alpha = 0.
+_GEGENBAUER_AT_INF = [
+    (20, 4.775, INF, INF), (21, 4.775, INF, -INF), (20, -0.2, -INF, -INF),
+    (21, -0.2, -INF, INF), (20, 0.0, 0.0, 0.0), (2, 4.775, INF, INF), (1, 4.775, INF, -INF),
+]  # fmt: skip
+
+
+def test_gegenbauer_at_infinity_is_the_limit_of_its_leading_term() -> None:
+    """``C^(a)_n(+-inf)`` is an infinity with the sign of ``(a)_n x^n``, as SciPy 1.18 gives."""
+    table = np.array(_GEGENBAUER_AT_INF, np.float64)
+    n, alpha, up, down = table.T
+    with x64(True):
+        got_up = np.asarray(special.eval_gegenbauer(n, alpha, np.full_like(n, INF)))
+        got_down = np.asarray(special.eval_gegenbauer(n, alpha, np.full_like(n, -INF)))
+    np.testing.assert_array_equal(got_up, up)
+    np.testing.assert_array_equal(got_down, down)

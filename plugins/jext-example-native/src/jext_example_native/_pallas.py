@@ -8,6 +8,7 @@ is checked against its reference on a machine without an accelerator).
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Final
 
 import jax
@@ -60,9 +61,21 @@ def swish_interpret(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
     return _swish(x, beta, block_rows=8, interpret=True, compiler_params=None)
 
 
+#: jax 0.11 deprecates Pallas's Triton backend for Mosaic GPU, warning at each lowering.
+TRITON_DEPRECATION: Final = "The Pallas Triton backend is deprecated"
+
+
 def swish_triton(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
-    """cuda: compiled by Triton; 64 x 128 elements per program, 4 warps."""
+    """cuda: compiled by Triton; 64 x 128 elements per program, 4 warps.
+
+    Triton, not Mosaic GPU: Pallas's Mosaic GPU kernels run on Hopper GPUs (sm_90) and
+    newer only, Triton's from sm_80 (A100) on.  JAX's deprecation warning is this plugin's
+    to carry, not its users': it is ignored, that message only, from the first time the
+    rule is traced (the warning comes when the ``pallas_call`` is lowered, just after).
+    """
     from jax.experimental.pallas import triton as pltriton
+
+    warnings.filterwarnings("ignore", message=TRITON_DEPRECATION, category=DeprecationWarning)
 
     return _swish(
         x,

@@ -693,6 +693,10 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         "elliprj",
         elliprj,
         (Domain(((1e-3, 1e3),) * 4, log=True),),
+        # float32: the duplication's rounding adds up over its steps.  On 2000 log-uniform
+        # points of the domain it is within 4.3e-6 on CPU and on an H100 (jax 0.11.2), but
+        # at the edge point (500, 500, 500, 1e-3) 4.2e-6 on CPU and 1.3e-5 on the H100.
+        tolerances={"float64": (1e-12, 1e-300), "float32": (3e-5, 1e-30)},
         edge_cases=(EdgeCase((1.0, 1.0, 1.0, 1.0)),),
     ),
     special_wrapper(

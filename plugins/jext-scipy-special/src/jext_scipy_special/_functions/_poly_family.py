@@ -289,8 +289,21 @@ def _gegenbauer_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
     big = n >= 2.0
     out = _gegenbauer_like(jnp.where(big, n, 2.0), a, x, legendre=False)
     out = jnp.where(n == 1.0, 2.0 * a * x, jnp.where(n == 0.0, 1.0, out))
+    out = jnp.where(jnp.isinf(x) & (n >= 1.0) & (a > -1.0), _gegenbauer_at_inf(n, a, x), out)
     out = jnp.where(n < 0.0, 0.0, out)
     return jnp.where(jnp.isnan(a) | jnp.isnan(x), jnp.nan, out)
+
+
+def _gegenbauer_at_inf(n: Any, a: Any, x: Any) -> Any:
+    """``C^(a)_n(+-inf)`` for integer ``n >= 1`` and ``a > -1`` (NumPy or JAX arrays).
+
+    The leading term ``2^n (a)_n / n! x^n`` decides it: an infinity with the sign of ``a``
+    times ``(-1)^n`` at ``-inf``, and 0 for ``a = 0`` (where SciPy's ``C^(0)_n`` is 0).
+    SciPy 1.18 gives these; before it, the recurrence's ``inf - inf`` gave nan at ``-inf``.
+    """
+    xp = jnp if isinstance(x, jax.Array) else np
+    flip = (x < 0.0) & (xp.mod(n, 2.0) == 1.0)
+    return xp.where(a == 0.0, 0.0, xp.sign(a) * xp.where(flip, -xp.inf, xp.inf))
 
 
 # ------------------------------------------------------------------- Jacobi
@@ -768,6 +781,11 @@ def _scipy(name: str) -> Any:
     return getattr(importlib.import_module("scipy.special"), name)
 
 
+def _scipy_version() -> tuple[int, ...]:
+    version = importlib.import_module("scipy").__version__
+    return tuple(int(part) for part in version.split(".")[:2])
+
+
 def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     """SciPy's function at an integer ``n`` called with an integer (its recurrence, as
     here; with a float ``n`` SciPy sums ``hyp2f1``'s terminating series instead).
@@ -775,6 +793,8 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     ``real``: what a non-integer ``n`` gives here: ``"none"`` nan,
     ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` or
     ``"hyper"`` mpmath's value (see :func:`_real_chebyshev`, :func:`_real_hyper`).
+    With SciPy before 1.18, ``eval_gegenbauer``'s values at ``x = +-inf`` are the limits
+    SciPy 1.18 gives (:func:`_gegenbauer_at_inf`) in place of its nan.
     """
 
     def oracle(degree: Any, *params: Any) -> Any:
@@ -785,6 +805,10 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
         n, *args = np.broadcast_arrays(n, *params)
         integer = np.isfinite(n) & (n == np.round(n))
         as_int = np.asarray(fn(np.where(integer, n, 0).astype(np.int64), *args), np.float64)
+        if name == "eval_gegenbauer" and _scipy_version() < (1, 18):
+            a, x = args
+            at_inf = np.isinf(x) & (n >= 1) & (a > -1.0)
+            as_int = np.where(at_inf, _gegenbauer_at_inf(n, a, x), as_int)
         if real == "cheby":
             other = _real_chebyshev(name, np.where(integer, 0.5, n), args[-1])
         elif real == "hyper":
