@@ -241,6 +241,7 @@ def test_ffi_rule_is_exported_from_the_facade() -> None:
     assert np.isin("testsffi_scale", sorted(_ffi.ffi_targets()))
 
 
+@pytest.mark.usefixtures("on_cpu")  # the cpu rule (elsewhere the reference lowers)
 def test_a_target_without_a_handler_is_a_jext_error_naming_what_registers_it() -> None:
     # testsffi_scale lowers (and exports) without a handler; compiling it on cpu needs one.
     with pytest.raises(jext.LoweringError) as info:

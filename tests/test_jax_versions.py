@@ -134,6 +134,7 @@ def test_literal_array_types_switch_matches_jax() -> None:
         assert not issubclass(literal, np.ndarray)
 
 
+@pytest.mark.usefixtures("on_cpu")  # the switch is about XLA:CPU's cbrt
 def test_cbrt_rounding_switch_matches_jax() -> None:
     x = np.concatenate([10.0 ** np.linspace(-300.0, 300.0, 4001), np.linspace(-9.0, 9.0, 999)])
     with jax.enable_x64(True):

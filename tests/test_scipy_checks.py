@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+import pytest
 
 import jext.scipy
 import jext.testing
@@ -174,6 +175,7 @@ def test_a_wrapper_that_cannot_be_differentiated_fails_only_gradients() -> None:
     }, report.format()
 
 
+@pytest.mark.usefixtures("on_cpu")  # STRUCTURE_COMPILE is used on CPU only
 def test_values_are_those_of_the_default_compilation_users_get() -> None:
     # x * (2 - x) - 1 at x = 1 + 2**-30: -2**-60 where XLA contracts the product and the
     # difference into a fused multiply-add, 0.0 where it does not (at the lowest

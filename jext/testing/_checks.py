@@ -578,8 +578,10 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
 
        - on a platform whose backend is present (CPU here, always), the primitive compiled
          for it, unless its rule is the reference itself;
-       - a traceable rule (``def_lowering(fn, platform=...)`` without ``raw``) of a platform
-         with no backend here (TPU and GPU rules on a CPU machine) runs on CPU: under
+       - a traceable rule (``def_lowering(fn, platform=...)`` without ``raw``) of any
+         platform but the default device's (TPU and GPU rules on a CPU machine; on a GPU
+         machine the GPU rule too, beside its native run at the examples, which a rule
+         wrong only away from them would pass) runs on the default device: under
          ``jit``; under ``vmap`` against a loop of the reference (a primitive without its
          own batching rule vectorizes each platform's rule); and under ``grad``, which
          compares the rule's derivative with the reference's.  JAX never differentiates
@@ -617,9 +619,9 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
                     got, want, f"{platform} rule {info.label} vs the reference", tol=_rule_tol
                 ),
             )
-        elif info.kind == "traceable":
+        if info.kind == "traceable" and platform != here:
             worst = max(worst, _compare_traceable_rule(case, info, results, want))
-        elif info.kind == "raw":
+        elif info.kind == "raw" and not _has_backend(platform):
             case.notes.append(
                 f"{platform} rule {info.label} is raw MLIR and no {platform} device is here: "
                 "exported, not run"
@@ -647,7 +649,10 @@ def _lowering_parts(case: _Case) -> dict[str, tuple[Callable[..., Any], Sequence
             continue
         if platform == here and info.kind != "reference":
             parts[f"{platform} rule"] = (case.call_flat, case.leaves)
-        elif not _has_backend(platform) and info.kind == "traceable":
+        elif info.kind == "traceable":
+            # Wherever it can also run natively (a GPU rule on a GPU machine): the native
+            # comparison is at the examples only, and a rule wrong away from them (under
+            # vmap, in slope) would pass it.
             parts.update(_traceable_rule_parts(case, info, reference))
     if "cpu" in platforms:
         parts["export"] = (exported.call, case.leaves)
@@ -824,7 +829,10 @@ def _compare_traceable_rule(
     case: _Case, info: LoweringInfo, results: _Together, want: Any
 ) -> float:
     key = info.platform
-    what = f"{info.platform} rule {info.label} (run on CPU)"
+    here = (
+        "CPU" if jax.default_backend() == "cpu" else f"the default device ({jax.default_backend()})"
+    )
+    what = f"{info.platform} rule {info.label} (run on {here})"
     try:
         got = results.get(f"{key} jit")
     except (CheckFailure, RuleError):
@@ -833,7 +841,7 @@ def _compare_traceable_rule(
         # Bound to its platform (an FFI custom call, a Triton or Mosaic kernel): it
         # exported above, but only its own device can run it.
         case.notes.append(
-            f"{info.platform} rule {info.label} cannot run on CPU ({type(err).__name__}): "
+            f"{info.platform} rule {info.label} cannot run on {here} ({type(err).__name__}): "
             "exported, not run"
         )
         return 0.0

@@ -429,7 +429,12 @@ SHARDED_CASES = [
 
 @pytest.fixture(scope="module")
 def sharded_results() -> dict[str, dict[str, str]]:
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    # Four host devices: the CPU backend only (on a GPU machine JAX would pick the GPU).
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+        "JAX_PLATFORMS": "cpu",
+    }
     script = Path(__file__).with_name("sharded_checks.py")
     out = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, check=False

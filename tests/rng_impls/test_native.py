@@ -27,6 +27,8 @@ from tests.rng_impls.test_strategies import RNGS, Rule, draw, key_data, rule
 native = pytest.importorskip(
     "jext_rng_native", reason="jext-rng-native is not installed (the README set-up installs it)"
 )
+# The kernels are the cpu rule's: on a GPU machine the tests still lower for the CPU.
+pytestmark = pytest.mark.usefixtures("on_cpu")
 
 
 @pytest.fixture(params=list(RNGS))

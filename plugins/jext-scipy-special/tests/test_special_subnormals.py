@@ -14,6 +14,7 @@ off (its iterations run in subnormal arithmetic), the inverses are held to mpmat
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -29,6 +30,14 @@ import jext.scipy.special as js
 import jext.scipy.stats as jst
 
 TINY64 = float(np.finfo(np.float64).tiny)
+
+
+@pytest.fixture(autouse=True)
+def _on_cpu() -> Iterator[None]:
+    """XLA:CPU's subnormal semantics are this module's subject: on a GPU machine (XLA
+    keeps subnormals there) its tests still run on the CPU."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield
 
 
 def test_xla_cpu_reads_subnormals_as_zero_and_flushes_results() -> None:
