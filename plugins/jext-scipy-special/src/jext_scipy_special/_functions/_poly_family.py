@@ -289,7 +289,8 @@ def _gegenbauer_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
     big = n >= 2.0
     out = _gegenbauer_like(jnp.where(big, n, 2.0), a, x, legendre=False)
     out = jnp.where(n == 1.0, 2.0 * a * x, jnp.where(n == 0.0, 1.0, out))
-    out = jnp.where(jnp.isinf(x) & (n >= 1.0) & (a > -1.0), _gegenbauer_at_inf(n, a, x), out)
+    at_inf: jax.Array = _gegenbauer_at_inf(n, a, x)
+    out = jnp.where(jnp.isinf(x) & (n >= 1.0) & (a > -1.0), at_inf, out)
     out = jnp.where(n < 0.0, 0.0, out)
     return jnp.where(jnp.isnan(a) | jnp.isnan(x), jnp.nan, out)
 
