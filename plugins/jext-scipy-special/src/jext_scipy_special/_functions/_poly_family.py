@@ -289,22 +289,20 @@ def _gegenbauer_int(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
     big = n >= 2.0
     out = _gegenbauer_like(jnp.where(big, n, 2.0), a, x, legendre=False)
     out = jnp.where(n == 1.0, 2.0 * a * x, jnp.where(n == 0.0, 1.0, out))
-    at_inf: jax.Array = _gegenbauer_at_inf(n, a, x)
-    out = jnp.where(jnp.isinf(x) & (n >= 1.0) & (a > -1.0), at_inf, out)
+    out = jnp.where(jnp.isinf(x) & (n >= 1.0) & (a > -1.0), _gegenbauer_at_inf(n, a, x), out)
     out = jnp.where(n < 0.0, 0.0, out)
     return jnp.where(jnp.isnan(a) | jnp.isnan(x), jnp.nan, out)
 
 
-def _gegenbauer_at_inf(n: Any, a: Any, x: Any) -> Any:
-    """``C^(a)_n(+-inf)`` for integer ``n >= 1`` and ``a > -1`` (NumPy or JAX arrays).
+def _gegenbauer_at_inf(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
+    """``C^(a)_n(+-inf)`` for integer ``n >= 1`` and ``a > -1``.
 
     The leading term ``2^n (a)_n / n! x^n`` decides it: an infinity with the sign of ``a``
     times ``(-1)^n`` at ``-inf``, and 0 for ``a = 0`` (where SciPy's ``C^(0)_n`` is 0).
     SciPy 1.18 gives these; before it, the recurrence's ``inf - inf`` gave nan at ``-inf``.
     """
-    xp = jnp if isinstance(x, jax.Array) else np
-    flip = (x < 0.0) & (xp.mod(n, 2.0) == 1.0)
-    return xp.where(a == 0.0, 0.0, xp.sign(a) * xp.where(flip, -xp.inf, xp.inf))
+    flip = (x < 0.0) & (jnp.mod(n, 2.0) == 1.0)
+    return jnp.where(a == 0.0, 0.0, jnp.sign(a) * jnp.where(flip, -jnp.inf, jnp.inf))
 
 
 # ------------------------------------------------------------------- Jacobi
@@ -795,7 +793,8 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
     ``"trunc"`` truncated (SciPy refuses non-integer ``n``), ``"cheby"`` or
     ``"hyper"`` mpmath's value (see :func:`_real_chebyshev`, :func:`_real_hyper`).
     With SciPy before 1.18, ``eval_gegenbauer``'s values at ``x = +-inf`` are the limits
-    SciPy 1.18 gives (:func:`_gegenbauer_at_inf`) in place of its nan.
+    SciPy 1.18 gives, in place of its nan: an infinity with the sign of SciPy's own value
+    at ``+-1e5``, where the leading term dominates (0 where that value is 0).
     """
 
     def oracle(degree: Any, *params: Any) -> Any:
@@ -808,8 +807,10 @@ def _integer_oracle(name: str, *, real: str = "none") -> Callable[..., Any]:
         as_int = np.asarray(fn(np.where(integer, n, 0).astype(np.int64), *args), np.float64)
         if name == "eval_gegenbauer" and _scipy_version() < (1, 18):
             a, x = args
-            at_inf = np.isinf(x) & (n >= 1) & (a > -1.0)
-            as_int = np.where(at_inf, _gegenbauer_at_inf(n, a, x), as_int)
+            at_inf = np.isinf(x) & integer & (n >= 1) & (a > -1.0)
+            far = fn(np.where(at_inf, n, 0).astype(np.int64), a, np.where(x < 0, -1e5, 1e5))
+            limit = np.where(far == 0.0, 0.0, np.copysign(np.inf, far))
+            as_int = np.where(at_inf, limit, as_int)
         if real == "cheby":
             other = _real_chebyshev(name, np.where(integer, 0.5, n), args[-1])
         elif real == "hyper":
