@@ -391,3 +391,78 @@ def test_a_small_shape_loses_at_most_eps_over_it() -> None:
             got_q = np.asarray(betaincc(a, b, x))
         np.testing.assert_allclose(got_p, p, rtol=rtol, atol=0.0)
         np.testing.assert_allclose(got_q, q, rtol=rtol, atol=0.0)
+
+
+def _root_within(a: float, b: float, x: float, y: float, upper: bool, rtol: float) -> bool:
+    """Whether the root of ``I_x(a, b) = y`` (``upper``: ``1 - I_x(a, b) = y``) lies within
+    ``rtol`` of ``x``'s small side (``x`` or ``1 - x``), or 2 doubles of ``x`` (or below the
+    smallest normal double, for ``x = 0``): mpmath
+    at 80 digits on both sides, each tail as an integral from 0 (``1 - I_x(a, b) =
+    I_{1-x}(b, a)``, with ``1 - x`` exact at 80 digits for ``x > 1e-60``): no
+    cancellation, which ``mpmath.betainc(a, b, x, 1)`` suffers at a tiny ``a``."""
+    import mpmath as mp
+
+    def side(t: float) -> Any:
+        if t <= 0.0:
+            return mp.mpf(1 if upper else 0)
+        if t >= 1.0:
+            return mp.mpf(0 if upper else 1)
+        tm = mp.mpf(t)
+        if upper and t > 1e-60:
+            return mp.betainc(b, a, 0, 1 - tm, regularized=True)
+        if upper:
+            return mp.betainc(a, b, tm, 1, regularized=True)
+        return mp.betainc(a, b, 0, tm, regularized=True)
+
+    lo = hi = x
+    for _ in range(2):
+        lo, hi = np.nextafter(lo, -1.0), np.nextafter(hi, 2.0)
+    small = min(x, 1.0 - x)
+    lo, hi = min(lo, x - rtol * small), max(hi, x + rtol * small, 2.3e-308)
+    with mp.workdps(80):
+        below, above = side(max(lo, 0.0)) - y, side(min(hi, 1.0)) - y
+    return bool(below * above <= 0)
+
+
+#: ``(a, b, y)`` where the inverses went wrong, none of them a tiny-shape grid point:
+#: (0.5, 1e-20, 8.29e-20) was 5.2e-127 for 0.999 (its guess divided the rounding of
+#: ``log a + log B(a, b)`` by b); (818.3, 10.7, 1.7e-200) stopped at 0.398, where the
+#: density underflows and I does not (a nan step taken for convergence), for 0.541;
+#: (1e-10, 2, 6.6e-29) (upper) is 1 - 1.1e-9.  SciPy is no oracle here: its
+#: betainccinv(1e-20, 0.5, 1e-18) is 0.67 (the root is 1.5e-43).  Held to 1e-13 of the
+#: root's small side: with a tiny a, x's relative error is the forward's times ``(1 -
+#: I) / a`` (30 at (1e-20, 30, 3e-19), whose root is 5e-14 off).
+_INVERSE_TRAPS = (
+    (0.5, 1e-20, 8.29e-20, False),
+    (1.0, 1e-20, 3e-20, False),
+    (818.3254768631098, 10.702320422007643, 1.660800044026957e-200, False),
+    (983.6672192007528, 43.19381696270187, 1.5064424050122521e-245, False),
+    (2.024277158996995, 818.3147820810907, 4.4027440541292934e-300, True),
+    (1e-10, 2.0, 6.579332246575602e-29, True),
+    (1e-20, 0.5, 1e-18, True),
+    (1e-20, 30.0, 3e-19, True),
+)
+
+
+def test_the_inverses_find_the_root_with_a_tiny_shape_and_where_the_density_underflows() -> None:
+    from jext_scipy_special._functions._beta_family import betainccinv
+
+    # The tiny-shape grid (mpmath's x, I and 1 - I) inverted from its small side: x to
+    # 7e-13 (its small side, x or 1 - x); 36 of its 137 points were wrong (5e-127 or 1).
+    a, b, x, p, q = _tiny_shape_grid((1e-300, 1e-100, 1e-20, 1e-10, 1e-8))
+    lower = p < q
+    ta, tb, ty, tup = (np.asarray(v) for v in zip(*_INVERSE_TRAPS, strict=True))
+    with x64(True):
+        got_p = np.asarray(betaincinv(np.r_[a, ta], np.r_[b, tb], np.r_[p, ty]))
+        got_q = np.asarray(betainccinv(np.r_[a, ta], np.r_[b, tb], np.r_[q, ty]))
+    n = len(a)
+    got = np.where(lower, got_p[:n], got_q[:n])
+    small = np.where(x < 0.5, x, 1.0 - x)
+    np.testing.assert_allclose(np.where(x < 0.5, got, 1.0 - got), small, rtol=2e-12)
+    trap = np.where(tup, got_q[n:], got_p[n:])
+    missed = [
+        (args, root)
+        for args, root in zip(_INVERSE_TRAPS, trap, strict=True)
+        if not _root_within(args[0], args[1], float(root), args[2], args[3], rtol=1e-13)
+    ]
+    assert not missed, missed

@@ -454,15 +454,15 @@ def beta_log_density(a: jax.Array, b: jax.Array, x: jax.Array, y: jax.Array) -> 
 class _Scaled(NamedTuple):
     """A probability ``v`` that may be subnormal, as ``v = w e^-off``: ``w = v`` and ``off
     = 0`` where ``v`` is normal, else ``w = m`` and ``off = k log 2`` for ``v = m 2^-k``
-    (:func:`subnormal_parts`).  XLA on CPU reads a subnormal as 0; ``log(c v) = log(c w) -
-    off`` is then right for both, and the same operations as ``log(c v)`` where normal."""
+    (:func:`subnormal_parts`).  XLA on CPU reads a subnormal as 0; ``log v = log w - off``
+    is then right for both, and the same operations as ``log v`` where normal."""
 
     sub: jax.Array
     w: jax.Array
     off: jax.Array
 
-    def log(self, c: jax.Array | float = 1.0) -> jax.Array:
-        return jnp.log(c * self.w) - self.off
+    def log(self) -> jax.Array:
+        return jnp.log(self.w) - self.off
 
     def inside(self, keep: jax.Array) -> _Scaled:
         """1/2 (as the solver's placeholder) where not ``keep``."""
@@ -477,13 +477,62 @@ def _scaled(v: jax.Array) -> _Scaled:
     return _Scaled(sub, jnp.where(sub, m, v), jnp.where(sub, log_scale, 0.0))
 
 
-def _guess(
+#: Below this parameter ``log(a B(a, b))`` is taken from its expansion in ``a``
+#: (:func:`_log_a_beta`): ``log a + log B(a, b)`` cancels to ``~a``, with an error of
+#: ``~eps |log a|`` that the guess divides by ``a``.
+_TINY_PARAM = 1e-6
+#: Below this parameter the guess takes its tail form as far as ``x ~ 1/2``.
+_SMALL_PARAM = 1e-2
+
+
+def _log_a_beta(a: jax.Array, b: jax.Array, lbeta: jax.Array) -> jax.Array:
+    """``log(a B(a, b))`` for ``0 < a, b < inf``, accurate to ``O(a^2)`` absolutely where
+    ``a`` is tiny: there ``a B(a, b) = Gamma(1+a) Gamma(1+b) / Gamma(1+a+b) (a+b) / b``,
+    whose log is ``log1p(a / b) - a (gamma + psi(1+b)) + O(a^2)``.  (``betaincinv(0.5,
+    1e-20, 8.29e-20)`` was 5e-127 for 0.999: the root's ``log(1-x)`` is this, over
+    ``b``.)  ``lbeta``: ``log B(a, b)``."""
+    tiny = a < _TINY_PARAM
+    direct = jnp.log(a) + lbeta
+
+    def series() -> jax.Array:
+        b_ = jnp.where(tiny, b, 1.0)
+        return jnp.where(tiny, jnp.log1p(a / b_) - a * (_EULER + jsp.digamma(1.0 + b_)), direct)
+
+    # Only a call with a tiny parameter pays for digamma: in every call, betaincinv's
+    # bench row (no tiny shape) took 1.2x as long.
+    out: jax.Array = lax.cond(jnp.any(tiny), series, lambda: direct)
+    return out
+
+
+class _Logs(NamedTuple):
+    """What :func:`beta_inv`'s start and its underflow test take the logs of."""
+
+    lp: jax.Array  # log p: from the bits where subnormal, by log1p(-q) near 1
+    lq: jax.Array  # log q, likewise
+    lab: jax.Array  # log(a B(a, b)), :func:`_log_a_beta`
+    lba: jax.Array  # log(b B(a, b))
+
+
+def _logs(
     a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array, ps: _Scaled, qs: _Scaled
-) -> _Pair:
-    """Starting ``(x, 1 - x)`` for ``I_x(a, b) = p`` (Numerical Recipes' ``invbetai``,
-    with the lower-tail power law where it is closer); ``ps``, ``qs``: ``p``, ``q`` as
-    :class:`_Scaled`."""
+) -> _Logs:
+    """:class:`_Logs` for ``0 < a, b < inf``, ``0 < p, q < 1``.  A tiny parameter divides
+    them (betainccinv(1e-20, 0.5, 1e-18) needs log p = -1e-18, not log(1 - 1e-18) = 0)."""
     lbeta = log_beta(a, b)
+    return _Logs(
+        jnp.where(p > 0.5, jnp.log1p(-q), ps.log()),
+        jnp.where(q > 0.5, jnp.log1p(-p), qs.log()),
+        _log_a_beta(a, b, lbeta),
+        _log_a_beta(b, a, lbeta),
+    )
+
+
+def _guess(a: jax.Array, b: jax.Array, p: jax.Array, q: jax.Array, logs: _Logs) -> _Pair:
+    """Starting ``(x, 1 - x)`` for ``I_x(a, b) = p`` (Numerical Recipes' ``invbetai``,
+    with the lower-tail power law where it is closer).  Every power below is formed from
+    sums that stay accurate for a tiny ``a`` or ``b``: its exponent is divided by that
+    parameter."""
+    lp, lq, lab, lba = logs
     # a, b >= 1: normal approximation (A&S 26.5.22).  A select, not jnp.minimum: XLA's
     # minimum flushes a subnormal operand, ndtri reads it from the bits.
     t = -ndtri(jnp.where(p < q, p, q))
@@ -497,23 +546,32 @@ def _guess(
     z = jnp.log(b / a) + 2.0 * w
     x_n = jnp.exp(-jnp.logaddexp(0.0, z))
     y_n = jnp.exp(-jnp.logaddexp(0.0, -z))
-    # Otherwise: two power laws meeting at x = a / (a + b).
+    # Otherwise: two power laws meeting at x = a / (a + b), x^a / (a W) and y^b / (b W)
+    # with W = e^lt + e^lu; log(a W) = a log(a / (a+b)) + softplus(lu - lt).
     lt = a * jnp.log(a / (a + b)) - jnp.log(a)
     lu = b * jnp.log(b / (a + b)) - jnp.log(b)
-    lw = jnp.logaddexp(lt, lu)
-    low = ps.log() < lt - lw
-    x_p = jnp.exp((ps.log(a) + lw) / a)
-    y_p = jnp.exp((qs.log(b) + lw) / b)
+    lt_w = -jnp.logaddexp(0.0, lu - lt)  # lt - log W
+    low = lp < lt_w
+    x_p = jnp.exp((lp + a * jnp.log(a / (a + b)) - lt_w) / a)
+    y_p = jnp.exp((lq + b * jnp.log(b / (a + b)) + jnp.logaddexp(0.0, lt - lu)) / b)
     x_p, y_p = jnp.where(low, x_p, 1.0 - y_p), jnp.where(low, 1.0 - x_p, y_p)
     normal = (a >= 1.0) & (b >= 1.0)
     x0 = jnp.where(normal, x_n, x_p)
     y0 = jnp.where(normal, y_n, y_p)
     # Lower tail: I ~ x^a / (a B(a, b)) (an under-estimate of x for b > 1).
-    x_t = jnp.exp((ps.log(a) + lbeta) / a)
-    y_t = jnp.exp((qs.log(b) + lbeta) / b)
-    # Used where the series' first correction, about (b - 1) x, is small.
+    x_t = jnp.exp((lp + lab) / a)
+    y_t = jnp.exp((lq + lba) / b)
+    # Used where the series' first correction, about (b - 1) x, is small.  Failing that,
+    # for a small a, as far as x ~ 1/2: the power laws meet at a / (a + b) ~ 0 and
+    # cannot serve (betainccinv(1e-300, 0.5, 2.4e-300) started at 1e-300 for 0.3 and
+    # never got there).  Never before the other side's own tail: there the series is
+    # all correction (betainccinv(1e-10, 2, 6.6e-29) is 1 - 1.1e-9, x_t 0.37).
     tail_x = (x_t < 1e-2) & (x_t * jnp.abs(b - 1.0) < 0.1)
     tail_y = (y_t < 1e-2) & (y_t * jnp.abs(a - 1.0) < 0.1) & ~tail_x
+    wide_x = (a < _SMALL_PARAM) & (x_t < 0.5) & (x_t * jnp.abs(b - 1.0) < 1.0)
+    wide_y = (b < _SMALL_PARAM) & (y_t < 0.5) & (y_t * jnp.abs(a - 1.0) < 1.0)
+    tail_x |= wide_x & ~tail_y
+    tail_y |= wide_y & ~tail_x
     x0 = jnp.where(tail_x, x_t, jnp.where(tail_y, 1.0 - y_t, x0))
     y0 = jnp.where(tail_x, 1.0 - x_t, jnp.where(tail_y, y_t, y0))
     return jnp.clip(x0, 1e-300 if is_double(p) else 1e-37, 1.0), y0
@@ -566,8 +624,13 @@ def _halley(
         d2 = d1 * (a - (b - 1.0) * x / y - d1)
         c = jnp.clip(g * d2 / (2.0 * d1 * d1), -0.5, 0.5)
         ds = jnp.clip(-g / (d1 * (1.0 - c)), -_MAX_STEP, _MAX_STEP)
-        # An underflowed target (log 0) says only which way the root lies.
-        ds = jnp.where(val > 0.0, ds, jnp.where(lower, _MAX_STEP, -_MAX_STEP))
+        # An underflowed value (log 0), or a density that underflows where the value does
+        # not (d1 = 0, a nan step), says only which way the root lies: a full step that
+        # way, never "converged" (betaincinv(818, 10.7, 1.7e-200) stopped at 0.398, where
+        # I is 2.8e-308, for 0.541).
+        uphill = jnp.where(lower, _MAX_STEP, -_MAX_STEP)  # the way to a larger val
+        blind = (val <= 0.0) | (~jnp.isfinite(ds) & jnp.isfinite(g) & (g != 0.0))
+        ds = jnp.where(blind, jnp.where(g < 0.0, uphill, -uphill), ds)
         ok = jnp.isfinite(ds)
         new = jnp.where(ok, jnp.minimum(s + ds, 0.5 * (s + smax)), s)
         return new, jnp.where(ok, jnp.abs(ds), 0.0)
@@ -614,7 +677,8 @@ def beta_inv(
     p_ = jnp.where(inner, p, 0.5)
     q_ = jnp.where(inner, q, 0.5)
     ps, qs = ps.inside(inner), qs.inside(inner)
-    x0, y0 = _guess(a_, b_, p_, q_, ps, qs)
+    logs = _logs(a_, b_, p_, q_, ps, qs)
+    x0, y0 = _guess(a_, b_, p_, q_, logs)
     use = jnp.zeros(x0.shape, bool)
     if start is not None:
         use = start[0] & inner & (start[1] > 0.0) & (start[2] > 0.0)
@@ -666,10 +730,9 @@ def beta_inv(
     x = jnp.where(swap, v, u)
     y = jnp.where(swap, u, v)
     # Roots below the smallest normal number: 0 (the solver cannot step past underflow).
-    lbeta = log_beta(a_, b_)
     log_tiny = math.log(tiny_of(p))
-    x_under = (ps.log(a_) + lbeta) / a_ < log_tiny
-    y_under = (qs.log(b_) + lbeta) / b_ < log_tiny
+    x_under = (logs.lp + logs.lab) / a_ < log_tiny
+    y_under = (logs.lq + logs.lba) / b_ < log_tiny
     p_zero = (p == 0.0) & ~ps.sub
     q_zero = (q == 0.0) & ~qs.sub
     x = jnp.where(p_zero, 0.0, jnp.where(q_zero, 1.0, x))
