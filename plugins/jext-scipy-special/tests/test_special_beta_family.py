@@ -428,6 +428,9 @@ def _root_within(a: float, b: float, x: float, y: float, upper: bool, rtol: floa
 #: (0.5, 1e-20, 8.29e-20) was 5.2e-127 for 0.999 (its guess divided the rounding of
 #: ``log a + log B(a, b)`` by b); (818.3, 10.7, 1.7e-200) stopped at 0.398, where the
 #: density underflows and I does not (a nan step taken for convergence), for 0.541;
+#: (27567, 20.2, 2.3e-260) and (3572, 21.3, 1.6e-237) cycled (Halley on log I far from
+#: linear in log x) and stopped at the cap, at 1 - 1.6e-6 for 0.9755 and at 0.775 for
+#: 0.838 (65 of 20,000 random points with a in 1e2..1e7 and p down to 1e-300);
 #: (1e-10, 2, 6.6e-29) (upper) is 1 - 1.1e-9.  SciPy is no oracle here: its
 #: betainccinv(1e-20, 0.5, 1e-18) is 0.67 (the root is 1.5e-43).  Held to 1e-13 of the
 #: root's small side: with a tiny a, x's relative error is the forward's times ``(1 -
@@ -437,6 +440,8 @@ _INVERSE_TRAPS = (
     (1.0, 1e-20, 3e-20, False),
     (818.3254768631098, 10.702320422007643, 1.660800044026957e-200, False),
     (983.6672192007528, 43.19381696270187, 1.5064424050122521e-245, False),
+    (27567.074457668306, 20.15798554218676, 2.3290211900850493e-260, False),
+    (3571.5027204397775, 21.28506662617023, 1.5812621048089297e-237, False),
     (2.024277158996995, 818.3147820810907, 4.4027440541292934e-300, True),
     (1e-10, 2.0, 6.579332246575602e-29, True),
     (1e-20, 0.5, 1e-18, True),
@@ -444,7 +449,7 @@ _INVERSE_TRAPS = (
 )
 
 
-def test_the_inverses_find_the_root_with_a_tiny_shape_and_where_the_density_underflows() -> None:
+def test_inverses_find_the_root_at_tiny_shapes_underflowing_densities_and_halley_cycles() -> None:
     from jext_scipy_special._functions._beta_family import betainccinv
 
     # The tiny-shape grid (mpmath's x, I and 1 - I) inverted from its small side: x to

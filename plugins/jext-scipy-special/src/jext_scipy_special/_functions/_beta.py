@@ -79,6 +79,7 @@ _CF_CAP = (3000, 1000)  # continued-fraction terms (float64, float32); ~2 sqrt(a
 _HALLEY_CAP = (40, 20)
 _MAX_STEP = 10.0  # largest step in log x
 _Pair = tuple[jax.Array, jax.Array]
+_Bracketed = tuple[jax.Array, jax.Array, jax.Array, jax.Array]  # s, |step|, lo, hi
 
 
 def _lgamma_small(z: jax.Array) -> jax.Array:
@@ -607,9 +608,10 @@ def _halley(
     # p < 1e-154 cost 1.2x in the median error of the root there).
     near = (0.9 if double else 0.5) * math.log(tiny_of(p))
     shift = jnp.where(target < near, jnp.round(-0.5 * target), 0.0)
+    tol = _halley_tol(p)
 
-    def step(_: jax.Array, st: _Pair) -> _Pair:
-        s, _ = st
+    def step(_: jax.Array, st: _Bracketed) -> _Bracketed:
+        s, _, lo, hi = st
         x = jnp.exp(s)
         y = -jnp.expm1(s)
         # _pq_core's swap: its I is the fraction's value unless swapped, its 1 - I if so.
@@ -632,15 +634,31 @@ def _halley(
         blind = (val <= 0.0) | (~jnp.isfinite(ds) & jnp.isfinite(g) & (g != 0.0))
         ds = jnp.where(blind, jnp.where(g < 0.0, uphill, -uphill), ds)
         ok = jnp.isfinite(ds)
-        new = jnp.where(ok, jnp.minimum(s + ds, 0.5 * (s + smax)), s)
-        return new, jnp.where(ok, jnp.abs(ds), 0.0)
+        new = jnp.minimum(s + ds, 0.5 * (s + smax))
+        # Every point stepped from bounds the root (lower: val grows with s).  A step out
+        # of the bounds bisects them instead, or with no lower bound yet takes a full step
+        # down: Halley on log I can cycle where log I is far from linear in log x
+        # (betaincinv(27567, 20.2, 2.3e-260) cycled through y = 0.06, 3e-6, 2e-3 and
+        # stopped after 40 steps at 1 - 1.6e-6 for 0.9755).  A step that leaves them by
+        # less than tol (the sign of g near the root is rounding) is the Halley step, as
+        # is every step of a converging start; a bisection never counts as converged.
+        above = (g < 0.0) == lower  # the root lies above s
+        lo = jnp.where(ok & above, jnp.maximum(lo, s), lo)
+        hi = jnp.where(ok & ~above, jnp.minimum(hi, s), hi)
+        out = (new < lo - tol) | (new > hi + tol)
+        inside = jnp.where(lo > -jnp.inf, 0.5 * (lo + hi), hi - _MAX_STEP)
+        new = jnp.where(ok, jnp.where(out, inside, new), s)
+        size = jnp.where(out, jnp.inf, jnp.abs(new - s))
+        return new, jnp.where(ok, size, 0.0), lo, hi
 
-    def converged(st: _Pair) -> jax.Array:
-        return st[1] <= _halley_tol(p)
+    def converged(st: _Bracketed) -> jax.Array:
+        return st[1] <= tol
 
     # Stops once a step is below tol: the error left after that step is ~tol^3 (Halley's
     # order), far below the rounding of I_x, so no further step changes the root.
-    return iterate(step, (s0, d0), converged, cap, p.dtype, unroll=1)
+    start = (s0, d0, jnp.full_like(s0, -jnp.inf), jnp.full_like(s0, smax))
+    s, d, _, _ = iterate(step, start, converged, cap, p.dtype, unroll=1)
+    return s, d
 
 
 def _halley_tol(p: jax.Array) -> float:
