@@ -429,8 +429,9 @@ def _root_within(a: float, b: float, x: float, y: float, upper: bool, rtol: floa
 #: ``log a + log B(a, b)`` by b); (818.3, 10.7, 1.7e-200) stopped at 0.398, where the
 #: density underflows and I does not (a nan step taken for convergence), for 0.541;
 #: (27567, 20.2, 2.3e-260) and (3572, 21.3, 1.6e-237) cycled (Halley on log I far from
-#: linear in log x) and stopped at the cap, at 1 - 1.6e-6 for 0.9755 and at 0.775 for
-#: 0.838 (65 of 20,000 random points with a in 1e2..1e7 and p down to 1e-300);
+#: linear in log x; a long step back is now cut to half the way) and stopped at the cap,
+#: at 1 - 1.6e-6 for 0.9755 and at 0.775 for 0.838 (65 of 20,000 random points with a
+#: in 1e2..1e7 and p down to 1e-300);
 #: (1e-10, 2, 6.6e-29) (upper) is 1 - 1.1e-9.  SciPy is no oracle here: its
 #: betainccinv(1e-20, 0.5, 1e-18) is 0.67 (the root is 1.5e-43).  Held to 1e-13 of the
 #: root's small side: with a tiny a, x's relative error is the forward's times ``(1 -

@@ -79,7 +79,6 @@ _CF_CAP = (3000, 1000)  # continued-fraction terms (float64, float32); ~2 sqrt(a
 _HALLEY_CAP = (40, 20)
 _MAX_STEP = 10.0  # largest step in log x
 _Pair = tuple[jax.Array, jax.Array]
-_Bracketed = tuple[jax.Array, jax.Array, jax.Array, jax.Array]  # s, |step|, lo, hi
 
 
 def _lgamma_small(z: jax.Array) -> jax.Array:
@@ -592,8 +591,8 @@ def _halley(
     """Up to ``cap`` Halley steps from ``s0``, the ``log x`` of ``I_x(a, b) = p``
     (``1 - I_x = q``), ``x`` about below 1/2; ``target``: the log of the smaller of ``p``
     and ``q`` (read from the bits where it is subnormal); ``d0``: the size of the step
-    that gave ``s0`` (an element with ``d0 <= tol`` has converged and stays as it is).
-    Returns the new ``(s, |last step|)``."""
+    that gave ``s0`` (an element with ``|d0| <= tol`` has converged and stays as it is).
+    Returns the new ``(s, the last step taken)``."""
     double = is_double(p)
     lower = p <= q
     smax = math.log1p(-(2.0**-52 if double else 2.0**-23))
@@ -610,8 +609,8 @@ def _halley(
     shift = jnp.where(target < near, jnp.round(-0.5 * target), 0.0)
     tol = _halley_tol(p)
 
-    def step(_: jax.Array, st: _Bracketed) -> _Bracketed:
-        s, _, lo, hi = st
+    def step(_: jax.Array, st: _Pair) -> _Pair:
+        s, last = st
         x = jnp.exp(s)
         y = -jnp.expm1(s)
         # _pq_core's swap: its I is the fraction's value unless swapped, its 1 - I if so.
@@ -634,31 +633,22 @@ def _halley(
         blind = (val <= 0.0) | (~jnp.isfinite(ds) & jnp.isfinite(g) & (g != 0.0))
         ds = jnp.where(blind, jnp.where(g < 0.0, uphill, -uphill), ds)
         ok = jnp.isfinite(ds)
-        new = jnp.minimum(s + ds, 0.5 * (s + smax))
-        # Every point stepped from bounds the root (lower: val grows with s).  A step out
-        # of the bounds bisects them instead, or with no lower bound yet takes a full step
-        # down: Halley on log I can cycle where log I is far from linear in log x
-        # (betaincinv(27567, 20.2, 2.3e-260) cycled through y = 0.06, 3e-6, 2e-3 and
-        # stopped after 40 steps at 1 - 1.6e-6 for 0.9755).  A step that leaves them by
-        # less than tol (the sign of g near the root is rounding) is the Halley step, as
-        # is every step of a converging start; a bisection never counts as converged.
-        above = (g < 0.0) == lower  # the root lies above s
-        lo = jnp.where(ok & above, jnp.maximum(lo, s), lo)
-        hi = jnp.where(ok & ~above, jnp.minimum(hi, s), hi)
-        out = (new < lo - tol) | (new > hi + tol)
-        inside = jnp.where(lo > -jnp.inf, 0.5 * (lo + hi), hi - _MAX_STEP)
-        new = jnp.where(ok, jnp.where(out, inside, new), s)
-        size = jnp.where(out, jnp.inf, jnp.abs(new - s))
-        return new, jnp.where(ok, size, 0.0), lo, hi
+        # A step back, longer than the step that came here, is Halley overshooting where
+        # log I is far from linear in log x: half the way back instead.  Unchecked, the
+        # steps cycled (betaincinv(27567, 20.2, 2.3e-260) through y = 0.06, 3e-6, 2e-3,
+        # stopping after 40 steps at 1 - 1.6e-6 for 0.9755).  A converging start's steps
+        # shrink, so it never meets this.
+        back = (ds * last < 0.0) & (jnp.abs(ds) >= jnp.abs(last))
+        ds = jnp.where(back, -0.5 * last, ds)
+        new = jnp.where(ok, jnp.minimum(s + ds, 0.5 * (s + smax)), s)
+        return new, jnp.where(ok, new - s, 0.0)  # the step taken, after the clamp
 
-    def converged(st: _Bracketed) -> jax.Array:
-        return st[1] <= tol
+    def converged(st: _Pair) -> jax.Array:
+        return jnp.abs(st[1]) <= tol
 
     # Stops once a step is below tol: the error left after that step is ~tol^3 (Halley's
     # order), far below the rounding of I_x, so no further step changes the root.
-    start = (s0, d0, jnp.full_like(s0, -jnp.inf), jnp.full_like(s0, smax))
-    s, d, _, _ = iterate(step, start, converged, cap, p.dtype, unroll=1)
-    return s, d
+    return iterate(step, (s0, d0), converged, cap, p.dtype, unroll=1)
 
 
 def _halley_tol(p: jax.Array) -> float:
@@ -722,7 +712,7 @@ def beta_inv(
     key = 3 * _cf_class(args[0], args[1], args[5], 1.0 - args[5]) + quality
     nkeys = 3 * (len(_CF_EDGES) + 1)
     cap = _HALLEY_CAP[0] if is_double(p) else _HALLEY_CAP[1]
-    s, d = jnp.log(args[5]), jnp.ones_like(args[5])
+    s, d = jnp.log(args[5]), jnp.full_like(args[5], jnp.inf)  # no step yet
     if s.size <= CHUNK_SIZE:  # one chunk: nothing to group
         s, _ = _halley(*args[:5], s, d, cap=cap)
     else:
@@ -736,7 +726,7 @@ def beta_inv(
 
         def stage(j: jax.Array, st: _Pair) -> _Pair:
             s, d = st
-            moving = d > _halley_tol(p)
+            moving = jnp.abs(d) > _halley_tol(p)
             again = 1 + _cf_class(args[0], args[1], jnp.exp(s), -jnp.expm1(s))
             k = jnp.where(j == 0, key, jnp.where(moving, again, 0))
             s, d = partitioned(functools.partial(_halley, cap=caps[j]), k, nkeys, *args[:5], s, d)
