@@ -641,7 +641,7 @@ def _halley(
         back = (ds * last < 0.0) & (jnp.abs(ds) >= jnp.abs(last))
         ds = jnp.where(back, -0.5 * last, ds)
         new = jnp.where(ok, jnp.minimum(s + ds, 0.5 * (s + smax)), s)
-        return new, jnp.where(ok, new - s, 0.0)  # the step taken, after the clamp
+        return new, new - s  # the step taken, after the clamp (0 where not ok)
 
     def converged(st: _Pair) -> jax.Array:
         return jnp.abs(st[1]) <= tol
