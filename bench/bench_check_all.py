@@ -29,9 +29,9 @@ import json, sys, time, warnings
 from pathlib import Path
 warnings.simplefilter("ignore")
 from jext.testing import run_checks
-from jext.testing._cache import compilation_cache_in
+from jext.testing._cache import check_cache_in
 names, cache = json.loads(sys.argv[1]), sys.argv[2]
-with compilation_cache_in(Path(cache) if cache else None):
+with check_cache_in(Path(cache) if cache else None):
     start = time.perf_counter()
     cpu0 = time.process_time()
     reports = run_checks(names or None)

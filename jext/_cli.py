@@ -233,7 +233,7 @@ def _csv(value: str) -> list[str]:
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from jext.testing._api import KIND_CHECKS, run_checks
-    from jext.testing._cache import ENV_NO_CACHE, compilation_cache_in, default_cache_dir
+    from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir
     from jext.testing._report import CheckResult, format_table
 
     err = sys.stderr
@@ -246,7 +246,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     cache: Path | None = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     if args.no_cache or (not args.cache_dir and env_flag(os.environ.get(ENV_NO_CACHE))):
         cache = None
-    with warnings.catch_warnings(), compilation_cache_in(cache):
+    with warnings.catch_warnings(), check_cache_in(cache):
         warnings.simplefilter("ignore")  # broken plugins are reported as failures below
         try:
             reports = run_checks(

@@ -16,8 +16,6 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
-from jext.testing import _cache
-from jext.testing._cache import compilation_cache_in
 from jext.testing._checks import _Case, _Shared, _Together, check_report, run_check
 from jext.testing._compile import STRUCTURE_COMPILE
 
@@ -442,54 +440,3 @@ def test_checks_on_a_pool_report_in_order_and_keep_failures() -> None:
     assert "tpu rule" in report.results[0].message
 
 
-def test_compiled_programs_are_read_back_and_a_wrong_rule_still_fails(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``jext check``'s cache (``compilation_cache_in``, around its checks): a later run
-    reads back what the first compiled instead of compiling it, with the same report, and
-    a wrong rule fails warm as it did cold."""
-    # This primitive's programs compile in less than the cache's threshold on a quiet
-    # machine (its structure programs at STRUCTURE_COMPILE): keep every one of them here.
-    monkeypatch.setattr(_cache, "_MIN_COMPILE_S", 0.0)
-    prim = make("cached", lambda x, /: jnp.sin(x) * 2)
-    prim.def_jvp(lambda p, t: (prim(p[0]), 3.0 * jnp.cos(p[0]) * t[0]))  # wrong: 2 cos x
-    hits: list[str] = []
-
-    def on_event(event: str, **kwargs: Any) -> None:
-        if event == "/jax/compilation_cache/cache_hits":
-            hits.append(event)
-
-    cache = tmp_path / "cache"
-    reports = []
-    jax.monitoring.register_event_listener(on_event)
-    try:
-        for _ in range(2):
-            with compilation_cache_in(cache):
-                reports.append(check_report(prim, checks=["jit", "jvp"]))
-            hits.append("end of run")
-    finally:
-        jax.monitoring.unregister_event_listener(on_event)
-    cold, warm = reports
-    assert hits.index("end of run") == 0 and len(hits) > 2  # hits in the second run only
-    assert [(r.check, r.status, r.message) for r in warm.results] == [
-        (r.check, r.status, r.message) for r in cold.results
-    ]
-    assert [r.status for r in cold.results] == ["pass", "fail"]
-    assert (cache / ".gitignore").read_text().endswith("*\n")
-    assert list(cache.glob("xla-*/*"))  # the compiled programs, one folder per processor
-    assert jax.config.jax_compilation_cache_dir is None  # JAX's own setting is back
-
-
-def test_cli_check_cache_is_switched_off_by_a_flag_or_the_environment(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    args = ["check", "example.softplus", "--checks", "abstract_eval", "-q"]
-    assert cli_main([*args, "--cache-dir", str(tmp_path / "flag"), "--no-cache"]) == 0
-    monkeypatch.setenv("JEXT_NO_CACHE", "1")
-    monkeypatch.setenv("JEXT_CACHE_DIR", str(tmp_path / "env"))
-    assert cli_main(args) == 0
-    assert not (tmp_path / "flag").exists() and not (tmp_path / "env").exists()
-    monkeypatch.setenv("JEXT_NO_CACHE", "0")
-    assert cli_main(args) == 0
-    assert (tmp_path / "env" / "CACHEDIR.TAG").exists()
-    capsys.readouterr()

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jext.scipy._wrapper import Domain, EdgeCase, ScipyWrapper
+from jext.testing._cache import cached_oracle
 from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
@@ -372,7 +373,7 @@ def _gradients(
 def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """Values agree with SciPy on the sampled domains, in every supported dtype."""
     session = session or _Session(wrapper)
-    oracle = oracle_of(wrapper)
+    oracle = cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
     worst = 0.0
     for d, domain in enumerate(wrapper.domains):
         kw = _kw_key(domain.kwargs)
@@ -407,7 +408,7 @@ def _edge_points(wrapper: ScipyWrapper) -> list[EdgeCase]:
 def check_edge_cases(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """+-0, +-inf, nan, the domain boundaries and declared edge cases equal SciPy's values."""
     session = session or _Session(wrapper)
-    oracle = oracle_of(wrapper)
+    oracle = cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
     worst = 0.0
     for kw, columns in session.plan.edges.items():
         kwargs = dict(kw)
@@ -429,7 +430,7 @@ def check_gradients(wrapper: ScipyWrapper, session: _Session | None = None) -> f
     if "float64" not in wrapper.dtypes:
         raise CheckSkipped("gradients are checked in float64, which the wrapper does not support")
     session = session or _Session(wrapper)
-    oracle = oracle_of(wrapper)
+    oracle = cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
     worst = 0.0
     for kw, columns in session.plan.grads.items():
         grads = session.get("float64", kw, "grad")

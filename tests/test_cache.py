@@ -1,0 +1,190 @@
+"""``jext check``'s cache folder: compiled programs and slow oracles' values are read back
+by a later run, stay apart where anything they depend on changed, and never change a
+report (a wrong rule fails warm as it does cold)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jext._cli import main as cli_main
+from jext.testing import _cache
+from jext.testing._cache import cached_oracle, check_cache_in
+from jext.testing._checks import check_report
+from jext.testing._scipy_checks import scipy_report
+from tests.test_checks import make
+from tests.test_scipy_checks import erf_wrapper
+
+
+def test_compiled_programs_are_read_back_and_a_wrong_rule_still_fails(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``jext check``'s cache (``check_cache_in``, around its checks): a later run
+    reads back what the first compiled instead of compiling it, with the same report, and
+    a wrong rule fails warm as it did cold."""
+    # This primitive's programs compile in less than the cache's threshold on a quiet
+    # machine (its structure programs at STRUCTURE_COMPILE): keep every one of them here.
+    monkeypatch.setattr(_cache, "_MIN_COMPILE_S", 0.0)
+    prim = make("cached", lambda x, /: jnp.sin(x) * 2)
+    prim.def_jvp(lambda p, t: (prim(p[0]), 3.0 * jnp.cos(p[0]) * t[0]))  # wrong: 2 cos x
+    hits: list[str] = []
+
+    def on_event(event: str, **kwargs: Any) -> None:
+        if event == "/jax/compilation_cache/cache_hits":
+            hits.append(event)
+
+    cache = tmp_path / "cache"
+    reports = []
+    jax.monitoring.register_event_listener(on_event)
+    try:
+        for _ in range(2):
+            with check_cache_in(cache):
+                reports.append(check_report(prim, checks=["jit", "jvp"]))
+            hits.append("end of run")
+    finally:
+        jax.monitoring.unregister_event_listener(on_event)
+    cold, warm = reports
+    assert hits.index("end of run") == 0 and len(hits) > 2  # hits in the second run only
+    assert [(r.check, r.status, r.message) for r in warm.results] == [
+        (r.check, r.status, r.message) for r in cold.results
+    ]
+    assert [r.status for r in cold.results] == ["pass", "fail"]
+    assert (cache / ".gitignore").read_text().endswith("*\n")
+    assert list(cache.glob("xla-*/*"))  # the compiled programs, one folder per processor
+    assert jax.config.jax_compilation_cache_dir is None  # JAX's own setting is back
+
+
+def test_cli_check_cache_is_switched_off_by_a_flag_or_the_environment(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["check", "example.softplus", "--checks", "abstract_eval", "-q"]
+    assert cli_main([*args, "--cache-dir", str(tmp_path / "flag"), "--no-cache"]) == 0
+    monkeypatch.setenv("JEXT_NO_CACHE", "1")
+    monkeypatch.setenv("JEXT_CACHE_DIR", str(tmp_path / "env"))
+    assert cli_main(args) == 0
+    assert not (tmp_path / "flag").exists() and not (tmp_path / "env").exists()
+    monkeypatch.setenv("JEXT_NO_CACHE", "0")
+    assert cli_main(args) == 0
+    assert (tmp_path / "env" / "CACHEDIR.TAG").exists()
+    capsys.readouterr()
+
+
+_PROBE = "jext_oracle_probe"
+
+
+def _probe_package(root: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A package of its own defining an oracle that counts its calls (its sources are
+    part of the oracle values' key, so the test changes them)."""
+    package = root / _PROBE
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "oracles.py").write_text(
+        "import numpy as np\n"
+        "calls = []\n\n"
+        "def cube(x):\n"
+        "    calls.append(np.shape(x))\n"
+        "    return np.asarray(x, np.float64) ** 3\n"
+    )
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, _PROBE, raising=False)
+    monkeypatch.delitem(sys.modules, f"{_PROBE}.oracles", raising=False)
+    return importlib.import_module(f"{_PROBE}.oracles")
+
+
+def test_oracle_values_are_read_back_until_inputs_sources_or_versions_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)  # keep every answer
+    oracles = _probe_package(tmp_path / "src", monkeypatch)
+    x, y = np.linspace(-1.0, 1.0, 5), np.linspace(0.0, 2.0, 7)
+
+    def run(*inputs: Any, label: str = "probe.cube") -> list[Any]:
+        """One ``jext check`` run asking the oracle at ``inputs``."""
+        with check_cache_in(tmp_path / "cache"):
+            ask = cached_oracle(oracles.cube, label)
+            return [ask(v) for v in inputs]
+
+    first = run(x, x, y)
+    assert oracles.calls == [(5,), (7,)]  # the second x was read back
+    np.testing.assert_array_equal(first[1], x**3)
+    np.testing.assert_array_equal(run(x, y)[1], y**3)
+    assert len(oracles.calls) == 2  # a later run reads both back
+    run(x, label="probe.other")
+    run(x.astype(np.float32))
+    assert len(oracles.calls) == 4  # another label, another dtype: asked afresh
+    # Any source file of the oracle's package changes (here one it does not even import:
+    # an oracle's helpers may live anywhere in it): everything is asked afresh.
+    (tmp_path / "src" / _PROBE / "helpers.py").write_text("# new\n")
+    run(x, y)
+    assert len(oracles.calls) == 6
+    monkeypatch.setattr(_cache.platform, "python_version", lambda: "3.99.0")
+    run(x)
+    assert len(oracles.calls) == 7
+    # Outside a run with a cache, and with --no-cache, the oracle is asked as it is.
+    assert cached_oracle(oracles.cube, "probe.cube") is oracles.cube
+    with check_cache_in(None):
+        assert cached_oracle(oracles.cube, "probe.cube") is oracles.cube
+
+
+def test_fast_answers_and_other_kinds_are_not_kept_and_a_cut_file_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, calls, x = tmp_path / "cache", [], np.arange(3.0)
+
+    def sine(v: Any) -> Any:
+        calls.append("sine")
+        return np.sin(v)
+
+    def pair(v: Any) -> Any:
+        calls.append("pair")
+        return np.sin(v), np.cos(v)
+
+    def kept() -> list[Path]:
+        return sorted(cache.glob("oracle-*/*/*.npy"))
+
+    with check_cache_in(cache):
+        cached_oracle(sine, "sine")(x)  # microseconds: cheaper to ask again
+    assert not kept()
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
+    with check_cache_in(cache):
+        assert isinstance(cached_oracle(pair, "pair")(x), tuple)  # not one array
+        assert not kept()
+        cached_oracle(sine, "sine")(x)
+    (file,) = kept()
+    file.write_bytes(file.read_bytes()[:40])  # cut short, as by a run that was killed
+    with check_cache_in(cache):
+        np.testing.assert_array_equal(cached_oracle(sine, "sine")(x), np.sin(x))
+    assert calls == ["sine", "pair", "sine", "sine"] and file.stat().st_size > 40
+
+
+def test_a_wrong_wrapper_fails_with_oracle_values_read_back_as_it_did_asking_the_oracle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
+    oracles = _probe_package(tmp_path / "src", monkeypatch)
+
+    def wrapper(function: Any) -> Any:
+        return erf_wrapper(function, oracle=oracles.cube, differentiable=())
+
+    checks = ["values", "edge_cases"]
+    reports = []
+    for _ in range(2):
+        with check_cache_in(tmp_path / "cache"):
+            right, wrong = wrapper(lambda x: x**3), wrapper(lambda x: x**3 + 1e-9 * jnp.sin(x))
+            reports.append([scipy_report(w, checks=checks) for w in (right, wrong)])
+        oracles.calls.append("end of run")
+    cold, warm = (
+        [(r.check, r.status, r.message) for rep in run for r in rep.results] for run in reports
+    )
+    assert warm == cold
+    assert [status for _, status, _ in cold] == ["pass", "pass", "fail", "fail"]
+    # The second run asked the oracle nothing: every answer was read back.
+    assert oracles.calls[-1] == "end of run" and oracles.calls.count("end of run") == 2
+    assert oracles.calls.index("end of run") == len(oracles.calls) - 2
