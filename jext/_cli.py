@@ -340,7 +340,7 @@ def _parser() -> argparse.ArgumentParser:
     p_check.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="keep compiled programs in DIR for later runs "
+        help="keep compiled programs and slow oracles' answers in DIR for later runs "
         "(default: $JEXT_CACHE_DIR, else $XDG_CACHE_HOME/jext or ~/.cache/jext)",
     )
     p_check.add_argument(

@@ -5,6 +5,7 @@ report (a wrong rule fails warm as it does cold)."""
 from __future__ import annotations
 
 import importlib
+import platform
 import sys
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def test_oracle_values_are_read_back_until_inputs_sources_or_versions_change(
     (tmp_path / "src" / _PROBE / "helpers.py").write_text("# new\n")
     run(x, y)
     assert len(oracles.calls) == 6
-    monkeypatch.setattr(_cache.platform, "python_version", lambda: "3.99.0")
+    monkeypatch.setattr(platform, "python_version", lambda: "3.99.0")
     run(x)
     assert len(oracles.calls) == 7
     # Outside a run with a cache, and with --no-cache, the oracle is asked as it is.

@@ -438,5 +438,3 @@ def test_checks_on_a_pool_report_in_order_and_keep_failures() -> None:
     assert [r.check for r in report.results] == seen == ["lowering", "jit", "abstract_eval"]
     assert [r.status for r in report.results] == ["fail", "pass", "pass"]
     assert "tpu rule" in report.results[0].message
-
-
