@@ -32,6 +32,7 @@ from jext_scipy_special._functions._beta_family import (
     betainc,
     betaincc,
     betaincinv,
+    stdtrit,
 )
 from test_special_families import forward_and_reversed
 
@@ -472,3 +473,28 @@ def test_inverses_find_the_root_at_tiny_shapes_underflowing_densities_and_halley
         if not _root_within(args[0], args[1], float(root), args[2], args[3], rtol=1e-13)
     ]
     assert not missed, missed
+
+
+def test_stdtrit_far_in_the_tail_of_a_small_df_where_the_beta_root_underflows() -> None:
+    # t = sqrt(df (1 - x) / x) for the root x of I_x(df/2, 1/2) = 2p: x leaves the
+    # normal range near t = 1e154 while t does not (it was -inf there).  The closed forms:
+    # Cauchy (df = 1) t = tan(pi (p - 1/2)) = -1/(pi p) to O(p^2); df = 2,
+    # t = (2p - 1) / sqrt(2p (1 - p)).  df = 1/2: mpmath's root of its own betainc
+    # (SciPy gives -4.7e153 for every such point, its search's bound).  Where t itself
+    # passes the largest double it is -inf.
+    points = [
+        (1.0, 1e-200, -1.0 / (np.pi * 1e-200)),
+        (1.0, 1e-300, -1.0 / (np.pi * 1e-300)),
+        (2.0, 1e-300, -1.0 / np.sqrt(2e-300)),
+        (0.5000020448951766, 2.7221148990855033e-85, -1.3857966346963743e168),
+        (0.5, 1e-160, -np.inf),
+        (1.0, 0.5, 0.0),
+    ]
+    df, p, want = (np.array(col) for col in zip(*points, strict=True))
+    with x64(True):
+        got = np.asarray(stdtrit(df, p))
+        upper = np.asarray(stdtrit(df[:3], 1.0 - p[:3]))  # 1 - p rounds to 1: +inf
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and got[4] == -np.inf
+    finite = np.isfinite(want) & (want != 0.0)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-13)
+    assert got[5] == 0.0 and list(upper) == [np.inf] * 3

@@ -290,3 +290,100 @@ def test_float32_one_ulp_above_minus_one_is_not_minus_one() -> None:
     with mpmath.workdps(40):
         want = [float(mpmath.legenp(2.3, 0, float(t), type=2)) for t in x32]
     np.testing.assert_allclose(got, want, rtol=5e-6)
+
+
+#: Degrees a few ulp, 1e-12 and 1e-8 (relative) from an integer, as a computed degree
+#: lands (``0.1 * 80`` is 8.000000000000002), and tiny degrees of either sign.
+NEAR_INTEGER_DEGREES = (
+    8.000000000000002,
+    7.999999999999998,
+    1.0 - 2.0**-52,
+    1.0 + 2.0**-51,
+    2.0 + 1e-12,
+    13.0 - 1.3e-11,
+    30.0 + 3e-7,
+    49.99999999999999,
+    -1e-20,
+    -1e-300,
+    1e-20,
+)
+
+
+def test_degrees_near_an_integer_or_zero_against_mpmath() -> None:
+    # The connection formula (x below 0) divides Gamma-function poles at integer
+    # degrees: sin(pi w) for w near +-1 was once reduced only to [-1, 1], so pi w rounded
+    # to 4e-16 absolute against a sine of ~1e-14, and P_8.000000000000002(-0.52) was 36%
+    # off (181 of 400 random near-integer points of Legendre beyond 1e-11, a few in
+    # 10 of Jacobi).  A tiny negative Legendre degree reflected to -v - 1, which rounds
+    # to the integer -1, and gave nan.
+    n = np.asarray(NEAR_INTEGER_DEGREES)
+    x = np.array([-0.9, -0.52, -0.167, 0.35])
+    cases: list[tuple[str, tuple[Any, ...]]] = [
+        ("legendre", (n[:, None], x)),
+        ("sh_legendre", (n[:, None], (x + 1.0) / 2.0)),
+        ("gegenbauer", (n[:, None], 2.7, x)),
+        ("jacobi", (n[:, None], 1.9, 0.0, x)),
+        ("jacobi", (n[:, None], 0.6, -0.4, x)),
+    ]
+    for name, cols in cases:
+        fn, ref, _, rtol = CASES[name]
+        args = [np.ravel(c) for c in np.broadcast_arrays(*(np.asarray(c, float) for c in cols))]
+        got = _values(fn, *args)
+        with mpmath.workdps(40):
+            points = zip(*args, strict=True)
+            want = np.array([float(ref(*(mpmath.mpf(float(v)) for v in p))) for p in points])
+        err = np.abs(got - want) / np.maximum(np.abs(want), 1e-14)
+        err = np.where(np.isnan(err), np.inf, err)  # a nan where mpmath has a value
+        worst = int(np.argmax(err))
+        assert err[worst] <= rtol, (name, float(err[worst]), [float(a[worst]) for a in args])
+
+
+def test_chebyshev_real_degree_near_minus_one_against_mpmath() -> None:
+    # T_v(x) = cos(v acos x): acos depends on 1 + x most near -1, which (1 - x) / 2 rounded
+    # away (T_13.49 one ulp above -1 was 7e-7 off; 734 of 3000 points log-spaced towards
+    # -1 beyond 1e-12).  The declared tolerance: 1e-12 relative, 1e-13 absolute.
+    degrees = np.array([0.37, 2.5, 13.490223689917771, 17.500785338464002, 19.9])
+    x = -1.0 + 2.0**-52 * np.array([1.0, 2.0, 23.0, 1e3, 1e6, 1e10, 1e14])
+    n, xs = (np.ravel(c) for c in np.broadcast_arrays(degrees[:, None], x))
+    for fn, scale in ((pf.eval_chebyt, 1.0), (pf.eval_chebyc, 2.0)):
+        got = _values(fn, n, scale * xs)
+        with mpmath.workdps(40):
+            points = zip(n, xs, strict=True)
+            want = np.array([scale * float(mpmath.chebyt(float(v), float(t))) for v, t in points])
+        err = np.abs(got - want) / np.maximum(np.abs(want), 0.1)
+        worst = int(err.argmax())
+        assert err[worst] <= 1e-12, (fn.__name__, float(err[worst]), n[worst], xs[worst])
+
+
+def test_tiny_and_near_pole_parameters_against_mpmath() -> None:
+    # The normalising binomial was formed through a rounded top = n + 2a - 1 (or n + a):
+    # a tiny 2a, or an a + 1 near 0, lost its digits there (eval_gegenbauer(2.5, 1e-12,
+    # 0.4) was 9e-5 off, eval_jacobi(2.5, -0.99999999, 0.2, 0.3) 1e-8, and the Gegenbauer
+    # function at a tiny degree and a tiny negative alpha 0 for -9.5e-21).
+    cases: list[tuple[str, list[tuple[float, ...]]]] = [
+        (
+            "gegenbauer",
+            [
+                (1e-10, 1e-10, 0.5),
+                (2.5, 1e-12, 0.4),
+                (7.3, 1e-9, -0.6),
+                (2.67e-218, -1.27e-238, 1.376),
+            ],
+        ),
+        (
+            "jacobi",
+            [
+                (1e-10, -0.9999999, 0.3, 0.5),
+                (2.5, -0.99999999, 0.2, 0.3),
+                (4.5, -0.9999999999, 1.0, -0.7),
+            ],
+        ),
+        ("genlaguerre", [(2.5, -0.99999999, 3.0), (7.7, -0.9999999999, 0.5)]),
+    ]
+    for name, points in cases:
+        fn, ref, _, rtol = CASES[name]
+        got = _values(fn, *(np.array(col) for col in zip(*points, strict=True)))
+        # Enough digits that n + 2a - 1 keeps a 1e-238 beside 1.
+        with mpmath.workdps(260):
+            want = [float(ref(*(mpmath.mpf(v) for v in p))) for p in points]
+        np.testing.assert_allclose(got, want, rtol=rtol, err_msg=name)

@@ -38,7 +38,6 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel import MAX_ORDER, _kv_pair_kernel, asym_region, hankel_sums, iterate_kept
-from ._bessel_jy import sin_pi as _sin_pi
 from ._bessel_k01 import k0_from_log_half, k01_pos
 from ._common import (
     chunked,
@@ -50,6 +49,7 @@ from ._common import (
     partitioned,
     reciprocal_of_subnormal,
     rgamma1p_small,
+    sin_pi,
     subnormal_parts,
     tangent,
     tiny_of,
@@ -147,7 +147,7 @@ def _ive_pos(v: jax.Array, nu: jax.Array, x: jax.Array) -> tuple[jax.Array]:
     ive = jnp.where(asym, ive_a, jnp.where(series, ive_s, ive_c))
     # I_{-v} = I_v + (2/pi) sin(pi v) K_v, scaled: K_v e^-x = kve e^-2x.
     kve = jnp.where(asym, kve_a, k0)
-    refl = (2.0 / math.pi) * _sin_pi(nu) * kve * jnp.exp(-2.0 * x)
+    refl = (2.0 / math.pi) * sin_pi(nu) * kve * jnp.exp(-2.0 * x)
     return (jnp.where(v < 0.0, ive + refl, ive),)
 
 

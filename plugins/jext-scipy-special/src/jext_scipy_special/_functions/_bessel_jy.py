@@ -38,14 +38,16 @@ from ._bessel import _sinhc, asym_region, hankel_sums, iterate_kept
 from ._bessel01 import jy01_pos
 from ._common import (
     chunked,
+    cos_pi,
     eps_of,
     is_double,
     partitioned,
     rgamma1p_parts,
     rgamma1p_small,
+    sin_pi,
 )
 
-__all__ = ["MAX_ORDER", "cos_pi", "jy", "sin_pi", "y_integer"]
+__all__ = ["MAX_ORDER", "jy", "y_integer"]
 
 #: Largest ``|v|`` computed (the recurrences take ``round(|v|)`` steps); beyond it nan.
 MAX_ORDER = 1.0e5
@@ -53,22 +55,6 @@ _X_TEMME = 2.0
 _CF_CAP = 100000  # CF1 steps (about x are needed near nu = x)
 
 Pair = tuple[jax.Array, jax.Array]
-
-
-def sin_pi(v: jax.Array) -> jax.Array:
-    """``sin(pi v)`` reduced to ``|r| <= 1/2``: exact zeros at integers."""
-    n = jnp.round(v)
-    r = v - n  # exact
-    sign = jnp.where(jnp.mod(n, 2.0) == 0.0, 1.0, -1.0)
-    return sign * jnp.sin(math.pi * r)
-
-
-def cos_pi(v: jax.Array) -> jax.Array:
-    """``cos(pi v)`` as ``sin(pi (1/2 - |r|))``: exact zeros at half-integers."""
-    n = jnp.round(v)
-    r = v - n
-    sign = jnp.where(jnp.mod(n, 2.0) == 0.0, 1.0, -1.0)
-    return sign * jnp.sin(math.pi * (0.5 - jnp.abs(r)))
 
 
 def _temme_y(mu: jax.Array, x: jax.Array) -> Pair:

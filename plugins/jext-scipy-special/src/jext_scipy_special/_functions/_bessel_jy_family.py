@@ -24,8 +24,8 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._bessel01 import j0_pos, j1_pos, y0_pos, y1_pos
-from ._bessel_jy import cos_pi, jy, sin_pi, y_integer
-from ._common import BelowNormal, entry_point, nondiff, subnormal_parts, tangent
+from ._bessel_jy import jy, y_integer
+from ._common import BelowNormal, cos_pi, entry_point, nondiff, sin_pi, subnormal_parts, tangent
 from ._declare import special_wrapper
 
 __all__ = [

@@ -47,6 +47,7 @@ from ._common import (
     is_double,
     iterate,
     log1pmx,
+    log_positive,
     partitioned,
     rgamma1p_small,
     stirling_corr,
@@ -68,6 +69,7 @@ __all__ = [
     "beta_pq",
     "log_beta",
     "log_beta_prefactor",
+    "log_small_root",
 ]
 
 _BIG = 10.0  # Stirling forms for parameters >= _BIG
@@ -502,6 +504,16 @@ def _log_a_beta(a: jax.Array, b: jax.Array, lbeta: jax.Array) -> jax.Array:
     # bench row (no tiny shape) took 1.2x as long.
     out: jax.Array = lax.cond(jnp.any(tiny), series, lambda: direct)
     return out
+
+
+def log_small_root(a: jax.Array, b: jax.Array, p: jax.Array) -> jax.Array:
+    """``log x`` for the root of ``I_x(a, b) = p`` where it is far below an ulp (below the
+    normal range, where :func:`beta_inv`'s ``x`` underflows though a quantity built on
+    it, such as Student's ``t = sqrt(df (1 - x) / x)``, need not): the power law
+    ``I_x(a, b) = x^a / (a B(a, b)) (1 + O(x))`` solved in logs (``p`` subnormal
+    included)."""
+    _, lp = log_positive(p)
+    return (lp + _log_a_beta(a, b, log_beta(a, b))) / a
 
 
 class _Logs(NamedTuple):

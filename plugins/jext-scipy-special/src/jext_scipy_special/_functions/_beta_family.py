@@ -32,12 +32,20 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.typing import ArrayLike
 
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-from ._beta import beta_density, beta_inv, beta_log_density, beta_log_pq, beta_pq
-from ._common import as_float_arrays, entry_point, nondiff, tangent, twice
+from ._beta import (
+    beta_density,
+    beta_inv,
+    beta_log_density,
+    beta_log_pq,
+    beta_pq,
+    log_small_root,
+)
+from ._common import as_float_arrays, entry_point, nondiff, tangent, tiny_of, twice
 from ._declare import declare, declare_stats
 from ._erf import ndtri
 from ._t import _stdtr_pdf, stdtr
@@ -359,8 +367,19 @@ def _stdtrit_value(df: jax.Array, p: jax.Array) -> jax.Array:
     # XLA on CPU flushes a subnormal p in both (stdtrit(25, 5e-324) was -inf; -1.7e13).
     tail = jnp.where(p <= 1.0 - p, p, 1.0 - p)
     two_tail = twice(tail)
-    x, y = beta_inv(0.5 * df, jnp.full_like(df, 0.5), two_tail, 1.0 - two_tail, _t_start(df, tail))
+    half = jnp.full_like(df, 0.5)
+    x, y = beta_inv(0.5 * df, half, two_tail, 1.0 - two_tail, _t_start(df, tail))
     t = jnp.sqrt(df * y / x)
+    # Far in the tail of a small df the root x = df / (df + t^2) leaves the normal range
+    # while t does not (stdtrit(0.5, 2.7e-85) is -4.7e153, and was -inf): t from log x
+    # there, where y = 1 to the last bit.  Only a call holding such a point pays for it.
+    far = x < tiny_of(x) * 2.0**40
+
+    def from_log_x() -> jax.Array:
+        log_x = log_small_root(0.5 * df, half, jnp.where(far, two_tail, 0.5))
+        return jnp.where(far, jnp.exp(0.5 * (jnp.log(df) - log_x)), t)
+
+    t = lax.cond(jnp.any(far), from_log_x, lambda: t)
     t = jnp.where(p < 0.5, -t, t)
     t = jnp.where(p == 0.5, 0.0, t)
     t = jnp.where(df == jnp.inf, ndtri(p), t)

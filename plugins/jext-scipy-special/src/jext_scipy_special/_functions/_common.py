@@ -24,6 +24,7 @@ __all__ = [
     "BelowNormal",
     "as_float_arrays",
     "chunked",
+    "cos_pi",
     "entry_point",
     "eps_of",
     "fast_two_sum",
@@ -40,6 +41,7 @@ __all__ = [
     "reciprocal_of_subnormal",
     "rgamma1p_parts",
     "rgamma1p_small",
+    "sin_pi",
     "stirling_corr",
     "subnormal_log",
     "subnormal_parts",
@@ -309,6 +311,22 @@ def reciprocal_of_subnormal(x: jax.Array) -> jax.Array:
     b = jnp.maximum(bits, 1).astype(x.dtype)
     lead, rest = (2.0**60, 2.0**1014) if double else (2.0**40, 2.0**109)
     return (lead / b) * rest
+
+
+def sin_pi(v: jax.Array) -> jax.Array:
+    """``sin(pi v)`` reduced to ``|r| <= 1/2``: exact zeros at integers."""
+    n = jnp.round(v)
+    r = v - n  # exact
+    sign = jnp.where(jnp.mod(n, 2.0) == 0.0, 1.0, -1.0)
+    return sign * jnp.sin(math.pi * r)
+
+
+def cos_pi(v: jax.Array) -> jax.Array:
+    """``cos(pi v)`` as ``sin(pi (1/2 - |r|))``: exact zeros at half-integers."""
+    n = jnp.round(v)
+    r = v - n
+    sign = jnp.where(jnp.mod(n, 2.0) == 0.0, 1.0, -1.0)
+    return sign * jnp.sin(math.pi * (0.5 - jnp.abs(r)))
 
 
 def polyval(x: jax.Array, coeffs: Sequence[float]) -> jax.Array:

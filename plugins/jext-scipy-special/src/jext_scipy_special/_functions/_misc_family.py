@@ -38,6 +38,7 @@ from ._common import (
     entry_point,
     is_double,
     polyval,
+    sin_pi,
     stirling_corr,
     two_prod,
     two_sum,
@@ -100,14 +101,6 @@ def _zetac_em(s: jax.Array) -> jax.Array:
     return total + corr
 
 
-def _sinpi(x: jax.Array) -> jax.Array:
-    """``sin(pi x)`` with the argument reduced exactly to ``[-1/2, 1/2]`` about an integer."""
-    k = jnp.round(x)
-    r = x - k  # exact
-    sign = jnp.where(jnp.mod(k, 2.0) == 0.0, 1.0, -1.0)
-    return sign * jnp.sin(math.pi * r)
-
-
 def _reflection_f32(x: jax.Array, log_sine: jax.Array) -> jax.Array:
     """``Gamma(z) (2 pi)^-z 2 |sin(pi x / 2)|``, ``z = 1 - x >= 10``, in float32.
 
@@ -160,7 +153,7 @@ def _zetac_impl(x: jax.Array) -> jax.Array:
     s = jnp.where(em, jnp.where(pole | ~jnp.isfinite(x), 2.0, x), jnp.minimum(one_minus, 60.0))
     direct = _zetac_em(s)
     zeta_r = jnp.where(one_minus > 60.0, 1.0, 1.0 + direct)
-    sine = _sinpi(0.5 * xr)
+    sine = sin_pi(0.5 * xr)
     # One exponential of the whole magnitude: its factors overflow on their own.
     log_sine = jnp.log(2.0 * jnp.abs(sine))
     log_mag = jsp.gammaln(one_minus) + (xr - 1.0) * _LOG_2PI + log_sine

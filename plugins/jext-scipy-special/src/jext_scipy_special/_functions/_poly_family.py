@@ -170,8 +170,14 @@ def _chebyu_int(n: jax.Array, x: jax.Array) -> jax.Array:
 
 def _theta(x: jax.Array) -> jax.Array:
     """``acos(x)`` on ``[-1, 1]`` through ``asin`` (XLA's CPU ``atan``/``atan2``, behind
-    ``acos``, rounds differently in vectorised and scalar loops)."""
-    return 2.0 * jnp.arcsin(jnp.sqrt(jnp.clip(0.5 - 0.5 * x, 0.0, 1.0)))
+    ``acos``, rounds differently in vectorised and scalar loops).  Below 0 as ``pi - 2
+    asin(sqrt((1 + x) / 2))``: ``1 + x`` is exact there, and ``(1 - x) / 2`` rounds away
+    the distance to -1 that ``acos`` depends on most (``T_13.49`` one ulp above -1 was
+    7e-7 off)."""
+    below = x < 0.0
+    half = jnp.where(below, 0.5 + 0.5 * x, 0.5 - 0.5 * x)
+    angle = 2.0 * jnp.arcsin(jnp.sqrt(jnp.clip(half, 0.0, 1.0)))
+    return jnp.where(below, jnp.pi - angle, angle)
 
 
 def _chebyt_real(v: jax.Array, x: jax.Array) -> jax.Array:
@@ -430,31 +436,36 @@ def _either(
     return jnp.where(integer, out_int, jnp.where(jnp.isinf(n), jnp.nan, out_real))
 
 
-def _binom_real(top: jax.Array, k: jax.Array) -> jax.Array:
-    """``binom(top, k) = Gamma(top + 1) / (Gamma(k + 1) Gamma(top - k + 1))`` (arguments
-    below ~170: the family's declared degrees and parameters)."""
-    return jsp.gamma(top + 1.0) * rgamma(k + 1.0) * rgamma(top - k + 1.0)
+def _binom_real(top_plus_1: jax.Array, k: jax.Array, rest: jax.Array) -> jax.Array:
+    """``binom(top, k) = Gamma(top + 1) / (Gamma(k + 1) Gamma(top - k + 1))``, given
+    ``top + 1`` and ``rest = top - k + 1`` as the caller forms them from its parameters
+    (arguments below ~170: the family's declared degrees and parameters).  Formed
+    through a rounded ``top``, a tiny ``2 a`` (Gegenbauer) or ``a + 1`` (Jacobi) lost its
+    digits: ``eval_gegenbauer(2.5, 1e-12, 0.4)`` was 9e-5 off."""
+    return jsp.gamma(top_plus_1) * rgamma(k + 1.0) * rgamma(rest)
 
 
 def _legendre_real(n: jax.Array, x: jax.Array) -> jax.Array:
-    n = jnp.where(n < 0.0, -n - 1.0, n)  # P_{-v-1} = P_v
+    # P_{-v-1} = P_v, about -1/2: reflecting a tiny negative v would round -v - 1 to the
+    # integer -1, where this kernel (for non-integer degrees) gives nan.
+    n = jnp.where(n < -0.5, -n - 1.0, n)
     zero = jnp.zeros_like(x)
     return jacobi_type_real(n, zero, zero, x)
 
 
 def _gegenbauer_real(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
-    out = _binom_real(n + 2.0 * a - 1.0, n) * jacobi_type_real(n, a - 0.5, a - 0.5, x)
+    out = _binom_real(n + 2.0 * a, n, 2.0 * a) * jacobi_type_real(n, a - 0.5, a - 0.5, x)
     # SciPy: nan where 2a is a negative integer (a pole of hyp2f1's c or of Gamma(2a)).
     return jnp.where((a < 0.0) & (2.0 * a == jnp.round(2.0 * a)), jnp.nan, out)
 
 
 def _jacobi_real(n: jax.Array, a: jax.Array, b: jax.Array, x: jax.Array) -> jax.Array:
-    out = _binom_real(n + a, n) * jacobi_type_real(n, a, b, x)
+    out = _binom_real(n + (a + 1.0), n, a + 1.0) * jacobi_type_real(n, a, b, x)
     return jnp.where((a < 0.0) & (a == jnp.round(a)), jnp.nan, out)  # hyp2f1's c pole
 
 
 def _genlaguerre_real(n: jax.Array, a: jax.Array, x: jax.Array) -> jax.Array:
-    out = _binom_real(n + a, n) * genlaguerre_real(n, a, x)
+    out = _binom_real(n + (a + 1.0), n, a + 1.0) * genlaguerre_real(n, a, x)
     return jnp.where((a <= -1.0) | ~jnp.isfinite(a) | ~jnp.isfinite(x), jnp.nan, out)
 
 
@@ -623,7 +634,7 @@ def _sh_norm(n: jax.Array, p: jax.Array) -> jax.Array:
     by_product = _binom_n(top, jnp.where(integer, n, 0.0))
     # A chunk of integer degrees skips the Gamma functions (their values are discarded).
     real: jax.Array = lax.cond(
-        jnp.all(integer), lambda: jnp.ones_like(top), lambda: _binom_real(top, n)
+        jnp.all(integer), lambda: jnp.ones_like(top), lambda: _binom_real(2.0 * n + p, n, n + p)
     )
     return jnp.where(integer, by_product, real)
 

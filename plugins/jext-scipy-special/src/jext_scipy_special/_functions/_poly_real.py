@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 from jax import lax
 
-from ._common import iterate
+from ._common import cos_pi, iterate, sin_pi
 
 __all__ = ["genlaguerre_real", "jacobi_type_real", "rgamma", "steps"]
 
@@ -144,16 +144,6 @@ def _e1(u: jax.Array) -> jax.Array:
     return jnp.where(zero, 1.0, jnp.expm1(u) / jnp.where(zero, 1.0, u))
 
 
-def _sinpi(u: jax.Array) -> jax.Array:
-    """``sin(pi u)``, reduced exactly first (large ``u``: ``pi u`` would round)."""
-    return jnp.sin(jnp.pi * (u - 2.0 * jnp.round(0.5 * u)))
-
-
-def _cospi(u: jax.Array) -> jax.Array:
-    """``cos(pi u)``, reduced exactly first."""
-    return jnp.cos(jnp.pi * (u - 2.0 * jnp.round(0.5 * u)))
-
-
 def _gamma_ratio(x: jax.Array, e: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``r = Gamma(x + e) / Gamma(x)`` and ``(r - 1) / e``, both to full relative accuracy
     for any small ``e`` (0 included), for ``x > -3`` (not a pole).
@@ -184,9 +174,9 @@ def _start_gap(big_a: jax.Array, big_b: jax.Array, m: jax.Array, d: jax.Array) -
     # R = G(A-d)/G(A) G(B-d)/G(B) G(1+m+d)/G(1+m) / G(1-d), A = -w by reflection:
     # G(A-d)/G(A) = G(1-A)/G(1-A+d) sin(pi A)/sin(pi (A-d)).
     r, t = _gamma_ratio(jnp.stack([1.0 - big_a, big_b, 1.0 + m, 1.0 - d]), jnp.stack([d, -d, d, d]))
-    sin_ad = _sinpi(big_a - d)
-    r_sin = _sinpi(big_a) / sin_ad
-    t_sin = jnp.pi * _cospi(big_a - 0.5 * d) * jnp.sinc(0.5 * d) / sin_ad
+    sin_ad = sin_pi(big_a - d)
+    r_sin = sin_pi(big_a) / sin_ad
+    t_sin = jnp.pi * cos_pi(big_a - 0.5 * d) * jnp.sinc(0.5 * d) / sin_ad
     # (r1 r2 - 1)/d = t1 r2 + t2: the first ratio inverted, the second's e = -d negated.
     big_r, t_r = 1.0 / r[0], -t[0] / r[0]
     for r_i, t_i in ((r_sin, t_sin), (r[1], -t[1]), (r[2], t[2]), (r[3], t[3])):
