@@ -39,3 +39,18 @@ def test_ellipj_float32_dn_where_cn_is_small() -> None:
     ours = [np.asarray(v) for v in jax.jit(ef.ellipj)(u, m)]
     for got, want in zip(ours, sc.ellipj(u.astype(np.float64), m.astype(np.float64)), strict=True):
         np.testing.assert_allclose(got, want, rtol=5e-6, atol=5e-6)
+
+
+def test_ellipj_dn_where_sn_rounds_to_one() -> None:
+    # m an ulp or a few below 1, |u| too large for the expansion about m = 1: sn rounds
+    # to +-1 an ulp short there, and dn^2 = (1 - m) + m (1 - sn)(1 + sn) lost the rest
+    # (float32 dn(10 | 1 - 1.2e-7) came out 3.45e-4 for 4.19e-4; float64 dn near
+    # m = 1 - 1e-11 carried 5e-13 absolute).  SciPy is accurate at these points.
+    u = np.array([-10.0, 10.0, 5.0, -8.9, 9.7, 3.65])
+    m32 = 1.0 - np.array([2.0**-23, 2.0**-24, 2.0**-23, 2.0**-24, 3 * 2.0**-24, 2.0**-22])
+    m64 = 1.0 - np.array([1e-11, 2.0**-50, 1e-12, 9e-12, 2.4e-15, 3e-11])
+    with jax.enable_x64(True):
+        dn64 = np.asarray(jax.jit(ef.ellipj)(u, m64)[2])
+    dn32 = np.asarray(jax.jit(ef.ellipj)(u.astype(np.float32), m32.astype(np.float32))[2])
+    np.testing.assert_allclose(dn64, sc.ellipj(u, m64)[2], rtol=0.0, atol=1e-13)
+    np.testing.assert_allclose(dn32, sc.ellipj(u, m32)[2], rtol=0.0, atol=5e-6)
