@@ -21,6 +21,7 @@ import pytest
 from _special_cases import x64
 from jax import lax
 from jext_scipy_special._functions import _common
+from jext_scipy_special._functions._elementary import radian
 
 Pair = tuple[jax.Array, jax.Array]
 
@@ -194,3 +195,24 @@ def test_product_sum_check_catches_a_double_count() -> None:
         return p, 2.0 * e
 
     assert len(_product_sum_errors(doubled, np.float32)) > 10
+
+
+def test_radian_keeps_its_value_where_degrees_minutes_and_seconds_cancel() -> None:
+    # 3600 d + 60 m + s summed without rounding its parts: radian(0, 0.99999999999874,
+    # -59.99999999999994) kept 7.5e-5 of its value through the rounded m / 60 and
+    # s / 3600 (SciPy's nested form 1.2e-5).  Exact rational arithmetic for the sum; the
+    # factor pi / 180 adds an ulp or two.
+    rng = np.random.default_rng(3)
+    m = rng.uniform(-60.0, 60.0, 64)
+    s = -60.0 * m * (1.0 + rng.uniform(-1e-12, 1e-12, 64))
+    d = np.zeros(64)
+    d[:16] = np.round(rng.uniform(-5.0, 5.0, 16))
+    m[:16] = -60.0 * d[:16] + rng.uniform(-1e-9, 1e-9, 16)
+    s[:16] = rng.uniform(-1e-6, 1e-6, 16)
+    d[-1], m[-1], s[-1] = 0.0, 0.9999999999987355, -59.999999999999936
+    with x64(True):
+        got = np.asarray(jax.jit(radian)(d, m, s))
+    triples = zip(d, m, s, strict=True)
+    degrees = [Fraction(a) + Fraction(b) / 60 + Fraction(c) / 3600 for a, b, c in triples]
+    want = np.array([float(v) for v in degrees]) * (np.pi / 180.0)
+    np.testing.assert_allclose(got, want, rtol=5e-16)
