@@ -379,8 +379,8 @@ def _stdtrit_value(df: jax.Array, p: jax.Array) -> jax.Array:
         log_x = log_small_root(0.5 * df, half, jnp.where(far, two_tail, 0.5))
         return jnp.where(far, jnp.exp(0.5 * (jnp.log(df) - log_x)), t)
 
-    t = lax.cond(jnp.any(far), from_log_x, lambda: t)
-    t = jnp.where(p < 0.5, -t, t)
+    magnitude: jax.Array = lax.cond(jnp.any(far), from_log_x, lambda: t)
+    t = jnp.where(p < 0.5, -magnitude, magnitude)
     t = jnp.where(p == 0.5, 0.0, t)
     t = jnp.where(df == jnp.inf, ndtri(p), t)
     return jnp.where(~(df > 0.0) | ~(p >= 0.0) | ~(p <= 1.0), jnp.nan, t)
