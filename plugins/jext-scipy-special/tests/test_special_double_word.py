@@ -210,9 +210,17 @@ def test_radian_keeps_its_value_where_degrees_minutes_and_seconds_cancel() -> No
     m[:16] = -60.0 * d[:16] + rng.uniform(-1e-9, 1e-9, 16)
     s[:16] = rng.uniform(-1e-6, 1e-6, 16)
     d[-1], m[-1], s[-1] = 0.0, 0.9999999999987355, -59.999999999999936
+    # Moderate cancellation too (a 2^-18 ratio cost float32 1.2%), in both dtypes.
+    s[16:32] = -60.0 * m[16:32] * (1.0 + rng.uniform(-1e-5, 1e-5, 16))
     with x64(True):
         got = np.asarray(jax.jit(radian)(d, m, s))
     triples = zip(d, m, s, strict=True)
     degrees = [Fraction(a) + Fraction(b) / 60 + Fraction(c) / 3600 for a, b, c in triples]
     want = np.array([float(v) for v in degrees]) * (np.pi / 180.0)
     np.testing.assert_allclose(got, want, rtol=5e-16)
+    d32, m32, s32 = (v.astype(np.float32) for v in (d, m, s))
+    got32 = np.asarray(jax.jit(radian)(d32, m32, s32), np.float64)
+    triples = zip(d32.tolist(), m32.tolist(), s32.tolist(), strict=True)
+    degrees = [Fraction(a) + Fraction(b) / 60 + Fraction(c) / 3600 for a, b, c in triples]
+    want32 = np.array([float(v) for v in degrees]) * (np.pi / 180.0)
+    np.testing.assert_allclose(got32, want32, rtol=5e-7)

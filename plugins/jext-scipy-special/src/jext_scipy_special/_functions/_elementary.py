@@ -48,7 +48,7 @@ __all__ = [
 
 _PI180 = math.pi / 180.0
 _PI648000 = math.pi / 648000.0  # per arcsecond
-#: Largest argument of :func:`radian`'s exact sum (3600 times it stays finite).
+#: Largest argument of :func:`radian`'s exact sum (4096 times it stays finite).
 _RADIAN_INSIDE = {jnp.dtype(t): float(np.finfo(t).max) / 1e4 for t in (np.float32, np.float64)}
 _LOSSTH = 1.0e14  # Cephes' limit for the degree functions (no fraction left above it)
 _LN10_HI = 2.302585092994045684  # float64 rounding of log(10)
@@ -236,26 +236,21 @@ def radian(d: ArrayLike, m: ArrayLike, s: ArrayLike) -> jax.Array:
     """Degrees, arcminutes and arcseconds to radians, mirroring ``scipy.special.radian``.
     Differentiable in all three."""
     d, m, s = as_float_arrays(d, m, s)
-    # Products with the rounded reciprocals: two divisions cost more than the
-    # whole rest, and the result stays within 2 ulp where the parts do not cancel.
-    plain = (d + m * (1.0 / 60.0) + s * (1.0 / 3600.0)) * _PI180
-    # Where they do (radian(0, 0.99999999999874, -59.99999999999994) kept 7.5e-5 of its
-    # value through the rounded m / 60 and s / 3600; SciPy's (60 d + m) 60 + s 1.2e-5),
-    # the arcseconds 3600 d + 60 m + s are summed without rounding the parts first.  Only
-    # a call holding such a point pays for it (it halves radian's throughput).
-    big = jnp.maximum(jnp.maximum(jnp.abs(3600.0 * d), jnp.abs(60.0 * m)), jnp.abs(s))
-    inside = big < _RADIAN_INSIDE[d.dtype]  # 3600 d finite; false for inf and nan
-    cancels = inside & (jnp.abs(plain) * (648000.0 / math.pi) < 2.0**-20 * big)
-
-    def exact() -> jax.Array:
-        d_hi, d_lo = two_prod(d, jnp.full_like(d, 3600.0))
-        m_hi, m_lo = two_prod(m, jnp.full_like(m, 60.0))
-        dm, e1 = two_sum(d_hi, m_hi)
-        total, e2 = two_sum(dm, s)
-        return jnp.where(cancels, (total + (e1 + e2 + d_lo + m_lo)) * _PI648000, plain)
-
-    out: jax.Array = lax.cond(jnp.any(cancels), exact, lambda: plain)
-    return out
+    # The arcseconds 3600 d + 60 m + s, summed so that cancelling parts keep their value
+    # (radian(0, 0.99999999999874, -59.99999999999994) kept 7.5e-5 of it through the
+    # rounded m / 60 and s / 3600; SciPy's (60 d + m) 60 + s 1.2e-5): 3600 d = 4096 d -
+    # 512 d + 16 d and 60 m = 64 m - 4 m are exact (powers of two), and the six terms are
+    # summed with their rounding errors carried (Ogita, Rump and Oishi's Sum2: as if in
+    # twice the precision).
+    terms = (4096.0 * d, -512.0 * d, 16.0 * d, 64.0 * m, -4.0 * m, s)
+    total, carried = terms[0], jnp.zeros_like(d)
+    for term in terms[1:]:
+        total, error = two_sum(total, term)
+        carried = carried + error
+    inside = jnp.maximum(jnp.maximum(jnp.abs(d), jnp.abs(m)), jnp.abs(s)) < _RADIAN_INSIDE[d.dtype]
+    exact = (total + carried) * _PI648000
+    # Where 4096 d would overflow (or an argument is not finite): the plain sum.
+    return jnp.where(inside, exact, (d + m / 60.0 + s / 3600.0) * _PI180)
 
 
 def huber(delta: ArrayLike, r: ArrayLike) -> jax.Array:
