@@ -53,6 +53,11 @@ def oracle_of(wrapper: ScipyWrapper) -> Callable[..., Any]:
     return fn
 
 
+def _checked_oracle(wrapper: ScipyWrapper) -> Callable[..., Any]:
+    """:func:`oracle_of`, answering from ``jext check``'s cache folder where one is in use."""
+    return cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
+
+
 def _rng(wrapper: ScipyWrapper, purpose: str) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(f"{wrapper.qualified_name}:{purpose}".encode()))
 
@@ -373,7 +378,7 @@ def _gradients(
 def check_values(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """Values agree with SciPy on the sampled domains, in every supported dtype."""
     session = session or _Session(wrapper)
-    oracle = cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
+    oracle = _checked_oracle(wrapper)
     worst = 0.0
     for d, domain in enumerate(wrapper.domains):
         kw = _kw_key(domain.kwargs)
@@ -408,7 +413,7 @@ def _edge_points(wrapper: ScipyWrapper) -> list[EdgeCase]:
 def check_edge_cases(wrapper: ScipyWrapper, session: _Session | None = None) -> float | None:
     """+-0, +-inf, nan, the domain boundaries and declared edge cases equal SciPy's values."""
     session = session or _Session(wrapper)
-    oracle = cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
+    oracle = _checked_oracle(wrapper)
     worst = 0.0
     for kw, columns in session.plan.edges.items():
         kwargs = dict(kw)
@@ -430,7 +435,7 @@ def check_gradients(wrapper: ScipyWrapper, session: _Session | None = None) -> f
     if "float64" not in wrapper.dtypes:
         raise CheckSkipped("gradients are checked in float64, which the wrapper does not support")
     session = session or _Session(wrapper)
-    oracle = cached_oracle(oracle_of(wrapper), wrapper.qualified_name)
+    oracle = _checked_oracle(wrapper)
     worst = 0.0
     for kw, columns in session.plan.grads.items():
         grads = session.get("float64", kw, "grad")
