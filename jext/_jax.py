@@ -519,6 +519,25 @@ def trace_avals(fun: Callable[..., Sequence[Any]], avals: Sequence[Any]) -> Clos
     return ClosedJaxpr(jaxpr, consts)
 
 
+def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | None:
+    """``closed`` with its traced constants (values of an enclosing trace it closed over)
+    made leading inputs, and those values; None when it closed over no traced value.
+
+    What ``jax.closure_convert`` does: the function is then a pure function of its
+    inputs, which a primitive's rules can trace, lower and transform on their own.
+    """
+    traced = [isinstance(c, _core.Tracer) for c in closed.consts]
+    if not any(traced):
+        return None
+    jaxpr = closed.jaxpr
+    constvars = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if t]
+    kept = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if not t]
+    hoisted = jaxpr.replace(constvars=kept, invars=[*constvars, *jaxpr.invars])
+    consts = [c for c, t in zip(closed.consts, traced, strict=True) if not t]
+    values = [c for c, t in zip(closed.consts, traced, strict=True) if t]
+    return ClosedJaxpr(hoisted, consts), values
+
+
 def effect_names(closed: ClosedJaxpr) -> list[str]:
     """The names of the side effects of ``closed`` (empty for a pure function)."""
     return sorted({type(e).__name__ for e in closed.effects})

@@ -11,6 +11,7 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError
+from jext.primitives._closure import ClosesOverTracers
 from jext.primitives._core import Core, Form, batched_avals, typed_key, unbatched_avals
 from jext.primitives._sharding import concrete_rule, explicit_result_axes
 
@@ -35,6 +36,9 @@ def trace_reference(core: Core, form: Form, avals: Sequence[Any]) -> tuple[_jax.
     def trace() -> tuple[_jax.ClosedJaxpr, Any]:
         fun, out_tree = core.flat_fn(core.reference, form, "reference", params=form.params)
         closed = _jax.trace_avals(fun, avals)
+        hoisted = _jax.hoist_traced_consts(closed)
+        if hoisted is not None:  # never cached: the traced values belong to this call
+            raise ClosesOverTracers(*hoisted, out_tree())
         core.refuse_effects(closed)
         return closed, out_tree()
 

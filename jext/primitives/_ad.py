@@ -21,7 +21,7 @@ from jext import _jax
 from jext._errors import RuleError, TransposeError
 from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._batching import over_levels
-from jext.primitives._core import Core, Form, describe, unbatched_avals
+from jext.primitives._core import Core, Form, as_value, describe, unbatched_avals
 from jext.primitives._markers import LinearOperand, SymbolicZero
 
 __all__ = ["jvp", "transpose"]
@@ -107,7 +107,10 @@ def _custom_jvp(
     core.check_pair("jvp", result, "(primals_out, tangents_out)")
     out_avals = abstract_eval(core, avals, form)
     tree = out_tree(core, form, avals)
-    primals_out = core.flatten_results("jvp", result[0], tree)
+    primals_out = [
+        as_value(p, aval.dtype)
+        for p, aval in zip(core.flatten_results("jvp", result[0], tree), out_avals, strict=True)
+    ]
     tangents_out = core.flatten_results("jvp", result[1], tree, none_ok=True)
     for i, (p, aval) in enumerate(zip(primals_out, out_avals, strict=True)):
         if tuple(p.shape) != tuple(aval.shape) or p.dtype != aval.dtype:
@@ -126,6 +129,7 @@ def _check_tangent(core: Core, i: int, t: Any, aval: Any) -> Any:
         return _jax.make_zero(aval)
     if _jax.is_symbolic_zero(t):
         return t
+    t = as_value(t, _jax.tangent_dtype(aval.dtype))
     if not _is_tangent_of(t, aval):
         raise RuleError(
             f"jvp rule of primitive {core.name!r}: tangent result {i} is "
@@ -194,7 +198,8 @@ def _linear_leaves(core: Core, form: Form) -> list[bool]:
     subtrees = form.in_tree.children()
     flags: list[bool] = []
     for i, sub in enumerate(subtrees):
-        flags.extend([linear_in is None or i in linear_in] * sub.num_leaves)
+        hidden = core.leading_hidden and i == 0
+        flags.extend([not hidden and (linear_in is None or i in linear_in)] * sub.num_leaves)
     return flags
 
 
@@ -312,6 +317,7 @@ def _transpose_per_example(
 def _check_cotangent(core: Core, i: int, ct: Any, x: Any, aval: Any) -> Any:
     if ct is None or not _jax.is_undefined_primal(x) or _jax.is_symbolic_zero(ct):
         return None
+    ct = as_value(ct, _jax.tangent_dtype(aval.dtype))
     if not _is_tangent_of(ct, aval):
         raise RuleError(
             f"transpose rule of primitive {core.name!r}: cotangent for operand leaf {i} "

@@ -18,8 +18,8 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError
-from jext.primitives._abstract import out_tree
-from jext.primitives._core import Core, Form, Level
+from jext.primitives._abstract import base_abstract_eval, out_tree
+from jext.primitives._core import Core, Form, Level, as_value
 
 __all__ = ["batch", "loop_over_levels", "over_levels", "run_over_levels"]
 
@@ -116,29 +116,42 @@ def _batch_custom(
         for a, d in zip(args, dims, strict=True)
     ]
     tree = out_tree(core, form, avals)
+    expected, _ = base_abstract_eval(core, form.plain, avals)
     result = rule(
         tree_util.tree_unflatten(form.in_tree, args),
         tree_util.tree_unflatten(form.in_tree, dims),
         params=form.params,
     )
     core.check_pair("batching", result, "(result, out_dims)")
-    outs = core.flatten_results("batching", result[0], tree)
+    outs = [
+        as_value(o, a.dtype)
+        for o, a in zip(core.flatten_results("batching", result[0], tree), expected, strict=True)
+    ]
     spec = result[1]
     if spec is None or isinstance(spec, int):
         out_dims: list[Any] = [spec] * len(outs)
     else:
         out_dims = core.flatten_results("batching", spec, tree, none_ok=True)
-    for i, (out, d) in enumerate(zip(outs, out_dims, strict=True)):
+    for i, (out, d, aval) in enumerate(zip(outs, out_dims, expected, strict=True)):
         if d is not None and not isinstance(d, int | np.integer):
             raise RuleError(
                 f"batching rule of primitive {core.name!r}: out_dims for result {i} is {d!r}; "
                 "each out_dim must be an int or None (one per result leaf, or one for all)"
             )
-        shape = list(getattr(out, "shape", ()))
+        shape = list(out.shape)
         if d is not None and not (-len(shape) <= d < len(shape) and shape[d] == size):
             raise RuleError(
                 f"batching rule of primitive {core.name!r}: out_dims for result {i} is "
                 f"{d}, but that result has shape {shape} and the batch size is {size}"
+            )
+        want = list(aval.shape)
+        if d is not None:
+            want.insert(int(d) % len(shape), size)
+        if shape != want or out.dtype != aval.dtype:
+            raise RuleError(
+                f"batching rule of primitive {core.name!r}: result {i} is "
+                f"{out.dtype}{shape} with out_dim {d}, but a batch of {size} of "
+                f"{_jax.aval_str(aval)} results with that out_dim is {aval.dtype}{want}"
             )
     return outs, [None if d is None else int(d) % outs[i].ndim for i, d in enumerate(out_dims)]
 

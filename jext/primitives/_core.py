@@ -22,6 +22,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar, final
 
+import jax.numpy as jnp
+import numpy as np
 from jax import tree_util
 
 from jext import _jax
@@ -200,6 +202,9 @@ class Core:
         self.signature = OperandSignature.of(name, reference)
         self.rules = rules
         self.frozen = False
+        # A closure twin's first operand is the tuple of values its reference closed over
+        # (see _closure.py): never linear, whatever ``linear_in`` says.
+        self.leading_hidden = False
         self.jax = _jax.make_primitive(name)
         self.lock = threading.Lock()
         # Reference traces and derived jaxprs, by form, avals and trace context.
@@ -284,6 +289,26 @@ class Core:
                 "primitive must be a pure function of its operands (JAX may drop, repeat or "
                 "reorder its calls). Move the effect outside the primitive."
             )
+
+
+_PYTHON_SCALARS: Final = (bool, int, float, complex)
+
+
+def as_value(x: Any, dtype: Any = None) -> Any:
+    """A rule's result leaf as an array-like JAX value.
+
+    JAX hands Python scalars to rules unchanged (``jax.jvp(f, (1.0,), (1.0,))``), and
+    rules return them as they would from a ``custom_jvp`` rule: Python and NumPy scalars
+    and NumPy arrays become JAX arrays.  A Python scalar is weakly typed, so with a
+    ``dtype`` it takes that dtype, as JAX's promotion would give it.
+    """
+    if isinstance(x, _PYTHON_SCALARS):
+        return jnp.asarray(x, dtype=dtype)
+    if isinstance(x, np.ndarray | np.generic):
+        return jnp.asarray(x)
+    if dtype is not None and getattr(_jax.typeof(x), "weak_type", False) and x.dtype != dtype:
+        return jnp.asarray(x, dtype=dtype)
+    return x
 
 
 def describe(x: object) -> str:

@@ -23,6 +23,7 @@ from jax import tree_util
 from jext import _jax
 from jext._errors import DefinitionError, DuplicateNameError
 from jext.primitives import _abstract, _ad, _batching, _lowering
+from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
 from jext.primitives._core import (
     CACHE_SIZE,
     Core,
@@ -181,6 +182,7 @@ class Primitive(Generic[P, R]):
         reference: Callable[P, R],
         *,
         reference_platforms: frozenset[str | None] = frozenset((*_jax.PLATFORMS, None)),
+        _claim: bool = True,
     ) -> None:
         _check_name(name)
         if not callable(reference):
@@ -189,6 +191,7 @@ class Primitive(Generic[P, R]):
         self._calls: LruCache[Any, _PreparedCall] = LruCache()
         self._examples: Callable[[], Iterable[Example]] | None = None
         self._freeze_lock = threading.RLock()
+        self._twin: Primitive[..., Any] | None = None
         functools.update_wrapper(self, reference)
 
         def abstract_eval(*avals: Any, **bind_params: Any) -> list[Any]:
@@ -217,7 +220,8 @@ class Primitive(Generic[P, R]):
         _jax.register_jvp(core.jax, jvp)
         _jax.register_transpose(core.jax, transpose)
         _jax.register_batching(core.jax, batch)
-        _claim_name(self)
+        if _claim:
+            _claim_name(self)
 
     # --- identity and value semantics ------------------------------------------------------
 
@@ -282,13 +286,64 @@ class Primitive(Generic[P, R]):
             sig.check_hashable(params)
             raise
         if call is None:
-            call = self._calls.put(key, self._prepare_call(in_tree, flat, params))
+            closed_over: ClosesOverTracers | None
+            try:
+                prepared = self._prepare_call(in_tree, flat, params)
+            except ClosesOverTracers as found:
+                closed_over = found
+            else:
+                closed_over = None
+                call = self._calls.put(key, prepared)
+            if closed_over is not None:  # outside the handler: its errors are the twin's own
+                return self._call_closure(closed_over, in_tree, flat, params)  # type: ignore[no-any-return]
         if call.eager is not None and _jax.is_eager():
             outs = call.eager(*flat)
         else:
             outs = _jax.bind(self._core.jax, *flat, **call.bind_params)
         result: R = outs[0] if call.single else tree_util.tree_unflatten(call.out_tree, outs)
         return result
+
+    def _call_closure(
+        self,
+        found: ClosesOverTracers,
+        in_tree: Any,
+        flat: Sequence[Any],
+        params: dict[str, Any],
+    ) -> Any:
+        """A call whose reference closed over traced values: bind the closure twin."""
+        closure = Closure(found.jaxpr, len(found.values), in_tree, found.out_tree, params)
+        return self._closure_twin()(tuple(found.values), *flat, closure=closure)
+
+    def _closure_twin(self) -> Primitive[..., Any]:
+        twin = self._twin
+        if twin is not None:
+            return twin
+        with self._freeze_lock:
+            if self._twin is None:
+                rules = self._core.rules
+                made: Primitive[..., Any] = Primitive(
+                    self.name,
+                    twin_reference,
+                    reference_platforms=rules.reference_platforms,
+                    _claim=False,
+                )
+                adapted = twin_rules(self.name, rules)
+                if "abstract_eval" in adapted:
+                    made.def_abstract_eval(adapted["abstract_eval"])
+                if "impl" in adapted:
+                    made.def_impl(adapted["impl"])
+                if "jvp" in adapted:
+                    made.def_jvp(adapted["jvp"], symbolic_zeros=True)
+                if "transpose" in adapted:
+                    shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
+                    made.def_transpose(adapted["transpose"], linear_in=shifted)
+                if "batching" in adapted:
+                    made.def_batching(adapted["batching"])
+                for platform, (fn, raw) in adapted["lowerings"].items():
+                    made.def_lowering(fn, platform=platform, raw=raw)
+                made._core.leading_hidden = True
+                self._twin = made
+            return self._twin
 
     def _check_leaves(self, flat: Sequence[Any]) -> None:
         for i, leaf in enumerate(flat):

@@ -1,0 +1,178 @@
+"""References that close over traced values: a primitive's closure twin.
+
+A primitive defined inside a traced function (``jit``, ``vmap``, ``grad``) may close over
+that function's traced values, as ``jax.custom_jvp`` functions may.  jext traces such a
+reference once, at the call, and makes those values *hidden operands*: the call binds the
+primitive's twin, a second JAX primitive of the same name whose operands are the hidden
+values (one tuple) followed by the caller's flat operands, and whose one static param,
+``closure``, holds the traced reference.  Every rule derived from the reference (abstract
+evaluation, the default JVP, ``vmap``, the reference lowering) then sees the hidden values
+as ordinary operands, so they are differentiated, batched and lowered like the others.
+
+The author's own rules run inline, with the operands the author declared, and still close
+over the same values.  As with ``custom_jvp`` and ``custom_vmap``, such a rule cannot see
+a closed-over value's tangent or batch axis: a JVP rule of a primitive whose closed-over
+value is being differentiated, or a batching rule of one whose closed-over value is batched
+by the same ``vmap``, raises :class:`jext.RuleError` instead of returning a wrong result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, final
+
+import jax.numpy as jnp
+from jax import tree_util
+
+from jext import _jax
+from jext._errors import RuleError
+from jext.primitives._markers import LinearOperand, SymbolicZero
+from jext.primitives._rules import LoweringEntry, Rule, Rules
+
+__all__ = ["ClosesOverTracers", "Closure", "twin_reference", "twin_rules"]
+
+class ClosesOverTracers(Exception):
+    """Raised by the reference's tracing when it closed over traced values."""
+
+    def __init__(self, jaxpr: _jax.ClosedJaxpr, values: list[Any], out_tree: Any) -> None:
+        super().__init__("the reference closes over traced values")
+        self.jaxpr = jaxpr
+        self.values = values
+        self.out_tree = out_tree
+
+
+@final
+class Closure:
+    """The reference traced at one call, its traced constants made leading inputs.
+
+    Equal only to itself: each call that closes over traced values has its own.
+    """
+
+    __slots__ = ("__weakref__", "in_tree", "jaxpr", "n_hidden", "out_tree", "params")
+
+    def __init__(
+        self,
+        jaxpr: _jax.ClosedJaxpr,
+        n_hidden: int,
+        in_tree: Any,
+        out_tree: Any,
+        params: dict[str, Any],
+    ) -> None:
+        self.jaxpr = jaxpr
+        self.n_hidden = n_hidden
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"<closure over {self.n_hidden} traced value(s)>"
+
+
+def twin_reference(hidden: Sequence[Any], /, *operands: Any, closure: Closure) -> Any:
+    """The twin's reference: the traced reference on the hidden values and the operands."""
+    leaves = closure.in_tree.flatten_up_to(operands)
+    outs = _jax.eval_jaxpr(closure.jaxpr, *hidden, *leaves)
+    return tree_util.tree_unflatten(closure.out_tree, outs)
+
+
+def _closed_over_error(name: str, what: str) -> RuleError:
+    return RuleError(
+        f"primitive {name!r}: its reference closes over a traced value that {what}, which "
+        "its custom rule cannot see (as with jax.custom_jvp and custom_vmap); pass that "
+        "value as an operand instead"
+    )
+
+
+def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
+    """The twin's rules, as ``def_*`` calls: each author rule adapted to the twin's
+    operands (the hidden tuple first, then the flat leaves), the rest derived."""
+    out: dict[str, Any] = {}
+    if rules.abstract_eval is not None:
+        rule = rules.abstract_eval
+
+        def abstract_eval(hidden: Any, *avals: Any, closure: Closure) -> Any:
+            return rule(*avals, params=closure.params)
+
+        out["abstract_eval"] = abstract_eval
+    if rules.impl is not None:
+        impl_rule = rules.impl
+
+        def impl(hidden: Any, *leaves: Any, closure: Closure) -> Any:
+            return impl_rule(*leaves, params=closure.params)
+
+        out["impl"] = impl
+    if rules.jvp is not None:
+        out["jvp"] = _twin_jvp(name, rules.jvp, rules.jvp_symbolic_zeros)
+    if rules.transpose is not None:
+        out["transpose"] = _twin_transpose(name, rules.transpose)
+    if rules.batching is not None and rules.batching_kind == "custom":
+        out["batching"] = _twin_batching(name, rules.batching)
+    out["lowerings"] = {
+        platform: _twin_lowering(entry)
+        for platform, entry in rules.lowerings.items()
+        if entry.rule is not None
+    }
+    return out
+
+
+def _twin_jvp(name: str, rule: Rule, symbolic_zeros: bool) -> Callable[..., Any]:
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, closure: Closure) -> Any:
+        if any(not isinstance(t, SymbolicZero) for t in tree_util.tree_leaves(tangents[0])):
+            raise _closed_over_error(name, "is being differentiated")
+        tans = tangents[1:]
+        if not symbolic_zeros:
+            tans = tree_util.tree_map(
+                lambda t: jnp.zeros(t.shape, t.dtype) if isinstance(t, SymbolicZero) else t,
+                tans,
+                is_leaf=lambda t: isinstance(t, SymbolicZero),
+            )
+        return rule(tuple(primals[1:]), tuple(tans), params=closure.params)
+
+    return jvp
+
+
+def _twin_transpose(name: str, rule: Rule) -> Callable[..., Any]:
+    def transpose(cts: Any, hidden: Sequence[Any], *leaves: Any, closure: Closure) -> Any:
+        if any(isinstance(h, LinearOperand) for h in hidden):
+            raise _closed_over_error(name, "is being transposed")
+        result = rule(cts, *leaves, params=closure.params)
+        if not isinstance(result, tuple | list):
+            return result  # the twin's own check reports it with the primitive's name
+        return (None, *result)
+
+    return transpose
+
+
+def _twin_batching(name: str, rule: Rule) -> Callable[..., Any]:
+    def batching(args: Sequence[Any], dims: Sequence[Any], *, closure: Closure) -> Any:
+        if any(d is not None for d in dims[0]):
+            raise _closed_over_error(name, "is batched by this vmap")
+        return rule(tuple(args[1:]), tuple(dims[1:]), params=closure.params)
+
+    return batching
+
+
+def _twin_lowering(entry: LoweringEntry) -> tuple[Callable[..., Any], bool]:
+    rule = entry.rule
+    assert rule is not None
+    if entry.raw:
+
+        def raw(ctx: Any, *values: Any, closure: Closure) -> Any:
+            return rule(ctx, *values[closure.n_hidden :], params=closure.params)
+
+        return _labelled(raw, rule.fn), True
+
+    def traceable(hidden: Any, *leaves: Any, closure: Closure) -> Any:
+        return rule(*leaves, params=closure.params)
+
+    return _labelled(traceable, rule.fn), False
+
+
+def _labelled(fn: Callable[..., Any], like: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` named and marked as ``like`` (reports and FFI detection read both), with its
+    own signature (``functools.wraps`` would make ``inspect`` read ``like``'s)."""
+    marks = getattr(like, "__dict__", {})
+    fn.__dict__.update({k: v for k, v in marks.items() if k != "__wrapped__"})
+    fn.__name__ = getattr(like, "__name__", fn.__name__)
+    fn.__qualname__ = getattr(like, "__qualname__", fn.__qualname__)
+    return fn
