@@ -286,16 +286,11 @@ class Primitive(Generic[P, R]):
             sig.check_hashable(params)
             raise
         if call is None:
-            closed_over: ClosesOverTracers | None
-            try:
-                prepared = self._prepare_call(in_tree, flat, params)
-            except ClosesOverTracers as found:
-                closed_over = found
-            else:
-                closed_over = None
-                call = self._calls.put(key, prepared)
-            if closed_over is not None:  # outside the handler: its errors are the twin's own
-                return self._call_closure(closed_over, in_tree, flat, params)  # type: ignore[no-any-return]
+            prepared = self._prepare_call(in_tree, flat, params)
+            if isinstance(prepared, ClosesOverTracers):
+                closed: R = self._call_closure(prepared, in_tree, flat, params)
+                return closed
+            call = self._calls.put(key, prepared)
         if call.eager is not None and _jax.is_eager():
             outs = call.eager(*flat)
         else:
@@ -356,14 +351,18 @@ class Primitive(Generic[P, R]):
 
     def _prepare_call(
         self, in_tree: Any, flat: Sequence[Any], params: dict[str, Any]
-    ) -> _PreparedCall:
-        """What every later call with this operand tree and these params reuses."""
+    ) -> _PreparedCall | ClosesOverTracers:
+        """What every later call with this operand tree and these params reuses, or, for a
+        reference that closed over traced values, those values (nothing to reuse)."""
         self._freeze()
         core = self._core
         form = Form(in_tree, params)
         avals = [_jax.typeof(x) for x in flat]
         _abstract.check_explicit_operands(core, form, avals)
-        _, out_tree = _abstract.base_abstract_eval(core, form, avals)
+        try:
+            _, out_tree = _abstract.base_abstract_eval(core, form, avals)
+        except ClosesOverTracers as found:
+            return found
         bind_params = form.bind_params()
         # Eagerly, a jitted bind skips JAX's per-call dispatch of the primitive; it is
         # compiled once per signature like the default impl.  A custom impl runs as is.
