@@ -273,8 +273,35 @@ def register_transpose(prim: Primitive, rule: Callable[..., Sequence[Any]]) -> N
 def register_batching(
     prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Sequence[int | None]]]
 ) -> None:
-    # Since jax 0.10 an unbatched operand's dim is None (batching.not_mapped is gone).
-    batching.primitive_batchers[prim] = rule
+    """Batch ``prim`` with ``rule(axis_name, axis_size, args, dims, **params)``.
+
+    ``axis_name`` is the name ``vmap`` was given (None for an anonymous one), so that
+    collectives over it in the primitive's reference apply to the batch.  JAX calls the
+    rule even when no operand is batched.  Since jax 0.10 an unbatched operand's dim is
+    None (batching.not_mapped, None in 0.8 and 0.9 too, is gone).
+    """
+
+    def fancy(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
+        name = axis_data.name
+        name = None if name is _core.no_axis_name else name
+        return rule(name, axis_data.size, args, dims, **params)
+
+    batching.fancy_primitive_batchers[prim] = fancy
+
+
+def named_axes(closed: ClosedJaxpr) -> frozenset[Any]:
+    """The named axes the collectives in ``closed`` (psum, axis_index, ...) refer to."""
+    return frozenset(e.name for e in closed.effects if isinstance(e, _core.NamedAxisEffect))
+
+
+def axis_sizes() -> dict[Any, int]:
+    """The named axes in scope (``vmap(axis_name=)``, ``shard_map``, ``pmap``) and their sizes."""
+    return dict(_core.get_axis_env().axis_sizes)  # type: ignore[no-untyped-call]
+
+
+def extend_axis_env(axes: Sequence[tuple[Any, int]]) -> Any:
+    """A context in which the named ``axes`` (name, size) are in scope for tracing."""
+    return _core.extend_axis_env_nd(list(axes))
 
 
 # --- lowering ------------------------------------------------------------------------
@@ -539,8 +566,14 @@ def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | 
 
 
 def effect_names(closed: ClosedJaxpr) -> list[str]:
-    """The names of the side effects of ``closed`` (empty for a pure function)."""
-    return sorted({type(e).__name__ for e in closed.effects})
+    """The names of the side effects of ``closed`` (empty for a pure function).
+
+    Collectives' named-axis effects are not side effects: they say which named axes the
+    function needs in scope.
+    """
+    return sorted(
+        {type(e).__name__ for e in closed.effects if not isinstance(e, _core.NamedAxisEffect)}
+    )
 
 
 def split_linearized(

@@ -98,10 +98,18 @@ def test_transpose_that_is_not_the_adjoint_fails() -> None:
 
 
 def test_reverse_mode_needing_a_missing_transpose_is_skipped() -> None:
-    prim = make("no_transpose", lambda x, /: 3 * x)
+    # The JVP applies the primitive to tangents, and the reference is not linear: JAX has
+    # no transpose of it, and neither has jext.
+    prim = make("no_transpose", lambda x, /: x * x)
     prim.def_jvp(lambda p, t: (prim(p[0]), prim(t[0])))
     st, message = status(prim, "transpose")
     assert st == "skip" and "no transpose rule" in message
+
+
+def test_reverse_mode_transposes_a_linear_reference_without_a_rule() -> None:
+    prim = make("derived_transpose", lambda x, /: 3 * x)
+    prim.def_jvp(lambda p, t: (prim(p[0]), prim(t[0])))
+    assert status(prim, "transpose")[0] == "pass"
 
 
 def test_batching_rule_with_wrong_out_dim_fails() -> None:

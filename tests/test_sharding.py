@@ -334,12 +334,12 @@ def test_rules_for_an_equation_expand_ellipses_broadcasts_and_vmap_levels() -> N
     assert derived.shardy() == ("f0 f1, f2 f1 -> f0 f1", ("f2",))
     # Declared, under vmap of the first operand: the batch axis leads, and may be split.
     rule = _sharding.parse_rule("shard.x", "... i, i -> ... i", ["i"])
-    level = (2, (True, False), None)
+    level = (2, (True, False), None, None)
     concrete = _sharding.concrete_rule(
         "shard.x", rule, _avals((3, 5), (5,)), _avals((3, 5)), [level]
     )
     assert concrete.shardy() == ("f0 f1 f2, f2 -> f0 f1 f2", ("f2",))
     assert concrete.allowed_dims(0) == [0, 1]
     # Nothing declared: only the batch axes.
-    batch = _sharding.batch_rule(_avals((5,)), _avals(()), [(4, (True,), None)])
+    batch = _sharding.batch_rule(_avals((5,)), _avals(()), [(4, (True,), None, None)])
     assert batch.shardy() == ("f0 f1 -> f0", ("f1",))

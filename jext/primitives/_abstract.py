@@ -111,10 +111,11 @@ def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     axes = [_jax.mesh_axes_of(a) for a in avals] if declared is not None else []
     template = next((a for a, x in zip(avals, axes, strict=False) if x is not None), None)
     check_explicit_operands(core, form, avals)
-    if form.linearize is None:
-        outs, _ = base_abstract_eval(core, form, per_example)
-    else:
-        outs = list(linearized(core, form, per_example).forward.out_avals)
+    with _jax.extend_axis_env(_missing_axes(form)):
+        if form.linearize is None:
+            outs, _ = base_abstract_eval(core, form, per_example)
+        else:
+            outs = list(linearized(core, form, per_example).forward.out_avals)
     batched = batched_avals(outs, form.levels)
     if declared is None or template is None:
         return batched
@@ -123,6 +124,18 @@ def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     out_axes = explicit_result_axes(core.name, declared.text, rule, axes)
     return [
         _jax.with_mesh_axes(o, a, like=template) for o, a in zip(batched, out_axes, strict=True)
+    ]
+
+
+def _missing_axes(form: Form) -> list[tuple[Any, int]]:
+    """The named ``vmap`` axes of ``form``'s levels that are not in scope now (JAX may
+    evaluate an equation's type again outside the ``vmap`` that made it), for the
+    per-example trace of a reference whose collectives refer to them."""
+    in_scope = _jax.axis_sizes()
+    return [
+        (name, size)
+        for size, _, _, name in form.levels
+        if name is not None and name not in in_scope
     ]
 
 

@@ -53,7 +53,7 @@ def jvp(
         zero_outs[:] = [_jax.is_symbolic_zero(t) for t in touts]
         return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
 
-    masks = [(*mask, *(mask[i] for i in nonzero)) for _, mask, _ in levels]
+    masks = [(*mask, *(mask[i] for i in nonzero)) for _, mask, _, _ in levels]
     results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
     n_out = len(zero_outs)
     outs, given_touts = results[:n_out], iter(results[n_out:])
@@ -211,7 +211,7 @@ def _jvp_of_forward_half(
     outs = core.bind(form, *primals)
     per_example = unbatched_avals([_jax.typeof(p) for p in primals], form.levels)
     forward = linearized(core, form.base, per_example).forward
-    masks = [mask for _, mask, _ in form.levels]
+    masks = [mask for _, mask, _, _ in form.levels]
     fn = over_levels(_jax.jaxpr_as_fun(forward), form.levels, masks)
     _, touts = jax.jvp(fn, tuple(primals), tuple(_jax.instantiate_zeros(t) for t in tangents))
     return outs, list(touts)
@@ -226,12 +226,6 @@ def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -
         raise RuleError(
             f"primitive {core.name!r}: the forward half of its JVP was transposed; this is a "
             "bug in jext, please report it"
-        )
-    if core.rules.transpose is None:
-        raise TransposeError(
-            f"primitive {core.name!r} has no transpose rule, but it was transposed (by grad, "
-            "vjp or linear_transpose through a JVP that applies it to tangents); define one "
-            f"with @{core.short_name}.def_transpose"
         )
     if all(_jax.is_symbolic_zero(ct) for ct in cts):
         return [None] * len(args)
@@ -255,7 +249,7 @@ def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -
         solved[:] = [ct is not None for ct in result]
         return [ct for ct in result if ct is not None]
 
-    masks = [(*(True for _ in cts), *(mask[i] for i in values)) for _, mask, _ in levels]
+    masks = [(*(True for _ in cts), *(mask[i] for i in values)) for _, mask, _, _ in levels]
     results = iter(over_levels(one, levels, masks)(*cts, *(args[i] for i in values)))
     out: list[Any] = []
     for i, has in enumerate(solved):
@@ -264,7 +258,7 @@ def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -
             continue
         ct = next(results)
         # A level that does not batch this operand: its cotangent sums over that axis.
-        unbatched = tuple(k for k, (_, mask, _) in enumerate(levels) if not mask[i])
+        unbatched = tuple(k for k, (_, mask, _, _) in enumerate(levels) if not mask[i])
         out.append(jnp.sum(ct, axis=unbatched) if unbatched else ct)
     return out
 
@@ -277,7 +271,8 @@ def _transpose_per_example(
     core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form
 ) -> list[Any]:
     rule = core.rules.transpose
-    assert rule is not None
+    if rule is None:
+        return _transpose_reference(core, cts, args, form)
     avals = [_aval(a) for a in args]
     tree = out_tree(core, form, avals)
     out_avals = abstract_eval(core, avals, form)
@@ -312,6 +307,43 @@ def _transpose_per_example(
         _check_cotangent(core, i, ct, x, aval)
         for i, (ct, x, aval) in enumerate(zip(flat, args, avals, strict=True))
     ]
+
+
+def _transpose_reference(
+    core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form
+) -> list[Any]:
+    """The transpose of the reference in its linear operands, as JAX transposes the body of
+    a ``custom_jvp`` function whose JVP rule applies it to tangents."""
+    avals = [_aval(a) for a in args]
+    linear = [i for i, a in enumerate(args) if _jax.is_undefined_primal(a)]
+    closed, _ = trace_reference(core, form.plain, avals)
+    reference = _jax.jaxpr_as_fun(closed)
+
+    def in_linear(*xs: Any) -> list[Any]:
+        full = list(args)
+        for i, x in zip(linear, xs, strict=True):
+            full[i] = x
+        return list(reference(*full))
+
+    out_avals = closed.out_avals
+    cotangents = [
+        _jax.instantiate_zeros(_jax.make_zero(a) if ct is None else ct)
+        for ct, a in zip(cts, out_avals, strict=True)
+    ]
+    shapes = [_jax.shape_dtype_struct(avals[i].shape, avals[i].dtype) for i in linear]
+    try:
+        solved = jax.linear_transpose(in_linear, *shapes)(cotangents)
+    except (NotImplementedError, AssertionError) as err:
+        raise TransposeError(
+            f"primitive {core.name!r} has no transpose rule, and its reference is not linear "
+            f"in operand leaves {linear} (JAX: {err}), but it was transposed (by grad, vjp or "
+            "linear_transpose through a JVP that applies it to tangents); define one with "
+            f"@{core.short_name}.def_transpose"
+        ) from None
+    out: list[Any] = [None] * len(args)
+    for i, ct in zip(linear, solved, strict=True):
+        out[i] = ct
+    return out
 
 
 def _check_cotangent(core: Core, i: int, ct: Any, x: Any, aval: Any) -> Any:

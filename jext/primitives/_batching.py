@@ -18,8 +18,8 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError
-from jext.primitives._abstract import base_abstract_eval, out_tree
-from jext.primitives._core import Core, Form, Level, as_value
+from jext.primitives._abstract import base_abstract_eval, out_tree, trace_reference
+from jext.primitives._core import Core, Form, Level, as_value, unbatched_avals
 
 __all__ = ["batch", "loop_over_levels", "over_levels", "run_over_levels"]
 
@@ -33,8 +33,9 @@ def over_levels(
     result carries every level's axis, outermost first.
     """
     g: Callable[..., Any] = fn
-    for (size, _, _), mask in reversed(list(zip(levels, masks, strict=True))):
-        g = jax.vmap(g, in_axes=tuple(0 if m else None for m in mask), out_axes=0, axis_size=size)
+    for (size, _, _, name), mask in reversed(list(zip(levels, masks, strict=True))):
+        in_axes = tuple(0 if m else None for m in mask)
+        g = jax.vmap(g, in_axes=in_axes, out_axes=0, axis_size=size, axis_name=name)
     return lambda *args: list(g(*args))
 
 
@@ -71,7 +72,7 @@ def run_over_levels(
     """
     if not levels:
         return list(fn(*args))
-    (size, mask, _), rest = levels[0], levels[1:]
+    (size, mask, _, _), rest = levels[0], levels[1:]
     if size == 0:
         return [jnp.zeros(a.shape, a.dtype) for a in out_avals]
     inner_avals = [_jax.drop_batch_axis(a, size) for a in out_avals]
@@ -85,10 +86,22 @@ def run_over_levels(
 
 
 def batch(
-    core: Core, args: Sequence[Any], dims: Sequence[int | None], form: Form
+    core: Core,
+    axis_name: Any,
+    size: int,
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    form: Form,
 ) -> tuple[list[Any], list[int | None]]:
     """JAX's batching rule: the author's, or one more batch level on the same primitive."""
-    size = next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    if all(d is None for d in dims):
+        if axis_name is None or axis_name not in _named_axes(core, args, form):
+            outs = core.bind(form, *args)
+            return outs, [None] * len(outs)
+        # No operand is batched, but the reference's collectives reduce over this axis.
+        level = (size, (False,) * len(args), None, axis_name)
+        outs = core.bind(form.with_level(level), *args)
+        return outs, [0] * len(outs)
     kind = core.rules.batching_kind
     if kind != "default" and not form.levels and form.linearize is None:
         if kind == "elementwise":
@@ -102,8 +115,17 @@ def batch(
     moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
     # Under explicit sharding the batch axis keeps the mesh axis it is sharded along.
     mesh_axis = _jax.leading_axis_sharding(_jax.typeof(moved[batched.index(True)]))
-    outs = core.bind(form.with_level((size, batched, mesh_axis)), *moved)
+    outs = core.bind(form.with_level((size, batched, mesh_axis, axis_name)), *moved)
     return outs, [0] * len(outs)
+
+
+def _named_axes(core: Core, args: Sequence[Any], form: Form) -> frozenset[Any]:
+    """The named axes the reference's collectives refer to (its per-example trace's)."""
+    if form.linearize is not None:
+        form = form.base
+    per_example = unbatched_avals([_jax.typeof(a) for a in args], form.levels)
+    closed, _ = trace_reference(core, form.plain, per_example)
+    return _jax.named_axes(closed)
 
 
 def _batch_custom(

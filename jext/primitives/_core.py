@@ -5,9 +5,9 @@ whose names start with ``jext_``:
 
 - ``jext_operand_tree``: the operand pytree, when the operands are not a flat tuple;
 - ``jext_vmap``: the batch levels added by ``vmap``, outermost first, each
-  ``(size, batched, mesh_axis)`` with one flag per flat operand.  A batched operand carries one
-  leading axis per level that batches it; every result carries one per level (sharded
-  along the level's mesh axis, under explicit sharding).  So under
+  ``(size, batched, mesh_axis, axis_name)`` with one flag per flat operand.  A batched
+  operand carries one leading axis per level that batches it; every result carries one
+  per level (sharded along the level's mesh axis, under explicit sharding).  So under
   ``vmap`` the equation stays this primitive, and each rule kind applies to the batch;
 - ``jext_linearize``: the forward half of the default JVP (results, then the residuals
   the linear half needs), with one flag per operand saying whether its tangent is used.
@@ -53,8 +53,10 @@ LINEARIZE_PARAM: Final = RESERVED_PARAM_PREFIX + "linearize"
 CACHE_SIZE: Final = 256
 """Entries each per-primitive cache keeps (least recently used first out)."""
 
-Level = tuple[int, tuple[bool, ...], Any]
-"""``(size, batched flags per operand, mesh axis of the batch axis or None)``."""
+Level = tuple[int, tuple[bool, ...], Any, Any]
+"""``(size, batched flags per operand, mesh axis of the batch axis or None, the vmap's axis
+name or None)``; under a named ``vmap`` the per-example rules run under a ``vmap`` of the same
+name, so collectives over it in the reference apply to the batch."""
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -330,7 +332,7 @@ def _is_flat(tree: Any) -> bool:
 def unbatched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
     """The per-example avals of operands batched by ``levels``."""
     out = list(avals)
-    for size, batched, _ in levels:
+    for size, batched, _, _ in levels:
         out = [_jax.drop_batch_axis(a, size) if b else a for a, b in zip(out, batched, strict=True)]
     return out
 
@@ -338,6 +340,6 @@ def unbatched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
 def batched_avals(avals: Sequence[Any], levels: Sequence[Level]) -> list[Any]:
     """Result avals under ``levels``: one leading axis per level, outermost first."""
     out = list(avals)
-    for size, _, mesh_axis in reversed(levels):
+    for size, _, mesh_axis, _ in reversed(levels):
         out = [_jax.add_batch_axis(a, size, mesh_axis) for a in out]
     return out

@@ -18,7 +18,7 @@ from jext import _jax
 from jext._errors import LoweringError, RuleError
 from jext.primitives._abstract import base_abstract_eval, linearized, trace_reference
 from jext.primitives._batching import loop_over_levels, over_levels, run_over_levels
-from jext.primitives._core import Core, Form, batched_avals, parse_form, unbatched_avals
+from jext.primitives._core import Core, Form, Level, batched_avals, parse_form, unbatched_avals
 from jext.primitives._rules import LoweringEntry
 from jext.primitives._sharding import equation_rule
 
@@ -149,11 +149,14 @@ def _lower_partitioned(
 
 def _shard_form(form: Form, avals: Sequence[Any]) -> Form:
     """``form`` for operands of ``avals`` (shards): each batch level's size read from them."""
-    levels = []
-    for k, (_, batched, _) in enumerate(form.levels):
+    levels: list[Level] = []
+    for k, (size, batched, _, name) in enumerate(form.levels):
+        if True not in batched:  # only the results carry this level (a collective's)
+            levels.append((size, batched, None, name))
+            continue
         i = batched.index(True)
-        axis = sum(1 for _, outer, _ in form.levels[:k] if outer[i])
-        levels.append((int(avals[i].shape[axis]), batched, None))
+        axis = sum(1 for _, outer, _, _ in form.levels[:k] if outer[i])
+        levels.append((int(avals[i].shape[axis]), batched, None, name))
     return Form(form.in_tree, form.params, tuple(levels), form.linearize)
 
 
@@ -197,7 +200,7 @@ def form_function(
     """The flat traceable function the equation binding ``form`` computes with ``entry``."""
     levels = form.levels
     fn = _per_example_function(core, form.base, entry, platform)
-    masks = [mask for _, mask, _ in levels]
+    masks = [mask for _, mask, _, _ in levels]
     if not levels:
         return fn
     if entry.raw and form.linearize is None:

@@ -211,9 +211,14 @@ class Primitive(Generic[P, R]):
             return _ad.transpose(core, cts, args, parse_form(bind_params, len(args)))
 
         def batch(
-            args: Sequence[Any], dims: Sequence[int | None], **bind_params: Any
+            axis_name: Any,
+            size: int,
+            args: Sequence[Any],
+            dims: Sequence[int | None],
+            **bind_params: Any,
         ) -> tuple[list[Any], list[int | None]]:
-            return _batching.batch(core, args, dims, parse_form(bind_params, len(args)))
+            form = parse_form(bind_params, len(args))
+            return _batching.batch(core, axis_name, size, args, dims, form)
 
         _jax.set_abstract_eval(core.jax, abstract_eval)
         _jax.set_impl(core.jax, impl)

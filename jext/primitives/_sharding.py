@@ -24,7 +24,7 @@ from typing import Any, Final
 from jext import _jax
 from jext._errors import DefinitionError, RuleError
 
-Level = tuple[int, tuple[bool, ...], Any]  # as in _core (which imports this module's users)
+Level = tuple[int, tuple[bool, ...], Any, Any]  # as in _core (which imports this module's users)
 
 __all__ = [
     "Concrete",
@@ -264,7 +264,7 @@ def _with_levels(
     # innermost level first, so the outermost ends up leading.
     ops, res = list(operands), list(results)
     for k in reversed(range(len(levels))):
-        _, batched, _ = levels[k]
+        _, batched, _, _ = levels[k]
         ops = [(f"vmap#{k}", *v) if b else v for v, b in zip(ops, batched, strict=True)]
         res = [(f"vmap#{k}", *v) for v in res]
     seen_in = {f for v in ops for f in v}
