@@ -16,8 +16,8 @@ os.environ.setdefault("JEXT_NO_CACHE", "1")
 #: turned off in pyproject.toml) left these few-test modules for the end, where one worker
 #: ran them alone while the other waited.  Order only: every test still runs.
 LONG_FIRST = (
-    # Session 7's serial --durations (loaded machine), with session 8's cuts: poly_real
-    # 205 -> 97 CPU s at -n 0 (shared compiled programs), bessel_jy ~105 -> ~14.
+    # Ordered by serial --durations on a loaded machine (poly_real ~97 CPU s at -n 0 with
+    # its compiled programs shared, bessel_jy ~14).
     "plugins/jext-scipy-special/tests/test_special_batch.py",
     "plugins/jext-scipy-special/tests/test_special_poly_real.py",
     "tests/rng_impls/test_jax_suite.py",

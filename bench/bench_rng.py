@@ -15,7 +15,7 @@ ratios ``other_time / impl_time`` (above 1 means faster), each ratio the median 
 per-repetition ratios (the timings of a repetition are taken close together, which cancels
 drifts in machine load better than a ratio of medians).
 
-Goals (issue 14), on the backend printed first:
+Goals, on the backend printed first:
 
 - bits: every jext generator >= 1.5x threefry2x32 (CPU; >= 1.0x on GPU), and the fastest
   >= 3x numpy's Philox (CPU);

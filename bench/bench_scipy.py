@@ -13,7 +13,7 @@ one process.  Printed per function: the medians, the ratio scipy_time / jax_time
 medians (goal: >= 1.0) and ``GOAL MET`` / ``GOAL MISSED``.  The machine may be shared
 and noisy: read medians and ratios, not single runs.  ``--repeat N`` sets the number of
 alternating calls per row (default 3-7 by row cost); ``--markdown FILE`` also writes the
-machine line, the load averages and the table that docs/scipy-throughput.md shows.
+machine line, the load averages and the table that bench/results/scipy-throughput.md shows.
 """
 
 from __future__ import annotations
@@ -475,7 +475,7 @@ def _load() -> str:
 
 
 def markdown(machine: str, load_start: str, load_end: str, rows: list[Row], reps: str) -> str:
-    """The results as the table of docs/scipy-throughput.md (paste it over the old one)."""
+    """The results as the table of bench/results/scipy-throughput.md (paste it over the old one)."""
     short = [r for r in rows if r[4] < 1.0]
     lines = [
         f"Machine: {machine}.",
@@ -530,7 +530,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         "--markdown",
         metavar="FILE",
         default=None,
-        help="also write the results as the markdown table of docs/scipy-throughput.md",
+        help="also write the results as the markdown table of bench/results/scipy-throughput.md",
     )
     return parser.parse_args(argv)
 

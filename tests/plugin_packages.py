@@ -437,7 +437,7 @@ def _wheel(pkg: Package, folder: Path) -> Path:
     """``pkg`` as a wheel in ``folder``: its module and a ``.dist-info`` with entry points.
 
     Written directly (a wheel is a zip with a manifest) rather than built by setuptools: a
-    setuptools build per package was most of the catalog's cost, and pip installs these as
+    setuptools build per package would be most of the catalog's cost, and pip installs these as
     it installs any wheel from an index.
     """
     name = pkg.dist.replace("-", "_")

@@ -1,4 +1,4 @@
-"""``bench/bench_scipy.py`` times every registered SciPy wrapper (issue 16, item 6).
+"""``bench/bench_scipy.py`` times every registered SciPy wrapper.
 
 Cheap: the bench's rows are built on 4 values each, nothing is compiled or timed.
 """

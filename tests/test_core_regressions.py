@@ -1,8 +1,7 @@
-"""One test per defect of issue 10's first list (and its "what to build" items 5 to 9).
+"""Behaviours a JAX user expects from a primitive JAX itself would ship, one test each.
 
-Each was seen to fail on the core before the rewrite; each states what a JAX user expects
-from a primitive JAX itself would ship.  Primitives are named ``regress.*``; every test that
-depends on when rules are frozen defines its own primitive.
+Each test fails on a core that lacks the behaviour it names.  Primitives are named
+``regress.*``; every test that depends on when rules are frozen defines its own primitive.
 """
 
 from __future__ import annotations

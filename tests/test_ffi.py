@@ -260,7 +260,7 @@ def test_gpu_handlers_are_registered_under_the_platform_names_xla_backends_use(
 ) -> None:
     """jax.ffi passes a platform name other than "cpu"/"gpu" to XLA unchanged, and the
     CUDA and ROCm backends take handlers registered as "CUDA" and "ROCM": a handler
-    registered for "cuda" was never found on a GPU (seen on an H100, jax 0.11.2)."""
+    registered for "cuda" is never found on a GPU (an H100, jax 0.11.2)."""
     from jaxlib import xla_client
 
     from jext import _jax

@@ -1,4 +1,4 @@
-"""The README's code runs: its Python blocks in order, and its set-up commands match CI."""
+"""The README's and the guides' code runs, and the README's set-up commands match CI."""
 
 from __future__ import annotations
 
@@ -6,20 +6,46 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+# Pages whose Python blocks are whole programs, run in order in a namespace of their own
+# (the other guides' blocks are excerpts of files shown in full elsewhere).
+RUNNABLE = [
+    "README.md",
+    "docs/defining-primitives.md",
+    "docs/rng.md",
+    "docs/scipy.md",
+]
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-def test_python_blocks_run_in_order() -> None:
-    code = blocks("python")
-    assert len(code) >= 3
-    namespace: dict[str, object] = {"__name__": "readme"}
+@pytest.mark.parametrize("page", RUNNABLE)
+def test_python_blocks_run_in_order(page: str) -> None:
+    code = python_blocks((ROOT / page).read_text())
+    assert code, f"{page} has no python block"
+    namespace: dict[str, object] = {"__name__": page.replace("/", ".")}
     for block in code:
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, page, "exec"), namespace)
+
+
+def test_the_primitive_guide_keeps_its_examples() -> None:
+    """The examples moved out of the README: rules, exporting, checking, typed hooks."""
+    text = "".join(python_blocks((ROOT / "docs" / "defining-primitives.md").read_text()))
+    for used in (
+        "def_jvp",
+        "def_transpose",
+        "def_lowering",
+        "jext.lowering.export",
+        "def_examples",
+        "check_primitive",
+        "jext.hooks.register_primitives",
+    ):
+        assert used in text, used
 
 
 def test_ci_runs_the_readme_set_up_and_test_commands() -> None:
@@ -36,3 +62,7 @@ def test_ci_runs_the_readme_set_up_and_test_commands() -> None:
         stdin=subprocess.DEVNULL,
     )
     assert printed.stdout.splitlines() == [main, tests]
+
+
+def test_the_readme_stays_short() -> None:
+    assert len(README.splitlines()) < 150

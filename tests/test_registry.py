@@ -400,7 +400,7 @@ def test_cli_lists_broken_plugins_and_exits_zero(catalog_site: Path) -> None:
     assert "fault-import" in strict.stderr
 
 
-# --- namespaces (issue 12: a plugin could take another plugin's names) ----------------------
+# --- namespaces: a plugin cannot take another plugin's names ---------------------------------
 
 
 def test_the_owner_of_a_namespace_loads_whatever_an_impostor_does(

@@ -59,11 +59,14 @@ def export(
     the platforms.  The report is read from each primitive's rules record, so it is the
     same however often ``fn`` is exported, batched or differentiated.
 
-    Example::
+    Example:
 
-        result = jext.lowering.export(jnp.sin, jnp.ones(3))
-        result.rules["tpu"]        # {} : no jext primitive in jnp.sin
-        result.call(jnp.ones(3))   # runs the CPU code
+    >>> import jax.numpy as jnp, jext.lowering
+    >>> result = jext.lowering.export(jnp.sin, jnp.ones(3))
+    >>> result.rules["tpu"]  # no jext primitive in jnp.sin
+    {}
+    >>> result.call(jnp.zeros(3)).tolist()  # runs the CPU code
+    [0.0, 0.0, 0.0]
     """
     specs = [
         a

@@ -136,11 +136,14 @@ def primitive(
     ``io_callback``) raises :class:`jext.DefinitionError` naming the effect when it is
     first traced.
 
-    Example::
+    Example:
 
-        @jext.primitive("mylib.softplus")
-        def softplus(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
-            return jnp.logaddexp(beta * x, 0.0) / beta
+    >>> import jax, jax.numpy as jnp, jext
+    >>> @jext.primitive("mylib.softplus")
+    ... def softplus(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
+    ...     return jnp.logaddexp(beta * x, 0.0) / beta
+    >>> jax.make_jaxpr(lambda x: softplus(x, beta=2.0))(1.0).eqns[0].primitive.name
+    'mylib.softplus'
     """
     _check_name(name)
     platforms = reference_platforms(name, reference_lowering)
@@ -510,9 +513,15 @@ class Primitive(Generic[P, R]):
         broadcast, and every primitive lets ``vmap``'s batch axes be split.  Under
         explicit sharding, operands sharded against the rule raise :class:`jext.RuleError`.
 
-        Example::
+        Example:
 
-            rms_norm.def_sharding("... i, i -> ... i", need_replication=["i"])
+        >>> import jax, jax.numpy as jnp, jext
+        >>> @jext.primitive("mylib.rms_norm")
+        ... def rms_norm(x: jax.Array, w: jax.Array, /) -> jax.Array:
+        ...     return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True)) * w
+        >>> rms_norm.def_sharding("... i, i -> ... i", need_replication=["i"])
+        >>> rms_norm.rule_sources()["sharding"]
+        'custom'
         """
         parsed = parse_rule(self.name, rule, need_replication)
         self._define("sharding", sharding=parsed)

@@ -65,9 +65,17 @@ def check_primitive(
     Raises ``AssertionError`` with a readable report if any check fails; returns the
     report otherwise (skipped checks say why).
 
-    Example::
+    Example:
 
-        jext.testing.check_primitive(softplus, checks=["jvp", "batching"])
+    >>> import jax, numpy as np, jext, jext.testing
+    >>> @jext.primitive("mylib.square")
+    ... def square(x: jax.Array, /) -> jax.Array:
+    ...     return x * x
+    >>> @square.def_examples
+    ... def _examples():
+    ...     yield jext.Example(np.linspace(-1.0, 1.0, 5, dtype=np.float32))
+    >>> jext.testing.check_primitive(square, checks=["jvp", "batching"]).ok
+    True
     """
     if isinstance(prim, str):
         prim = registry().get_primitive(prim)

@@ -152,7 +152,7 @@ def test_a_wrong_strategy_is_caught() -> None:
 
 # --- the exported GPU module ---------------------------------------------------------------
 
-N = 2**28  # the size: 1 GiB of uint32
+N = 2**28  # 1 GiB of uint32
 
 
 def module_structure(

@@ -32,9 +32,8 @@ def _rng(wrapper: ScipyWrapper, purpose: str) -> np.random.Generator:
 # the sampled values, the domain bounds, +-0, +-inf and nan, bit for bit, in float32 and
 # float64) is ``jext check``'s ``jit_vmap`` check, which the README's set-up runs on every
 # installed wrapper (CI's main job); ``tests/test_scipy_checks.py`` shows it failing on a
-# batch-dependent wrapper.  The test that ran it again here in float64 for every wrapper
-# (two compilations of each kernel, most of this module's time) was removed to keep the
-# suite fast; large batches, which ``jext check`` never reaches, stay below.
+# batch-dependent wrapper, so this module does not repeat it (two compilations of each
+# kernel per wrapper); it holds the large batches, which ``jext check`` never reaches.
 
 
 #: The original nine and the Bessel, elliptic and error/gamma families (the other

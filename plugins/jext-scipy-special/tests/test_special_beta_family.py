@@ -106,8 +106,8 @@ def test_betaincinv_keeps_relative_accuracy_in_both_tails() -> None:
 
 #: ``(a, b, x, 1 - I_x(a, b))`` at large parameters, in both tails and the centre, from
 #: mpmath at 60 digits (``tools/beta_large_reference.py``: the continued fraction, as
-#: ``mpmath.betainc`` does not finish there).  Before the prefactor's offset from the
-#: centre was formed in double word these were up to 3e-11 relative off.
+#: ``mpmath.betainc`` does not finish there).  With the prefactor's offset from the
+#: centre formed in plain float64 instead of double word these are up to 3e-11 relative off.
 _LARGE_BETAINCC = (
     (3000.0, 7500.0, 0.4461796249609106, 9.9999999999963439e-251),
     (7500.0, 3000.0, 0.8447169783547145, 1.0000000000001915e-250),
@@ -290,7 +290,7 @@ def test_edges_and_support_match_scipy() -> None:
         got = np.asarray(betainc(a, b, x))
     with np.errstate(all="ignore"):
         want = sc.betainc(a, b, x)
-    # A tiny a (1e-20: I ~ 1 - 1e-20) was lost in (a + 1) - 1 of the fraction's first term,
+    # A tiny a (1e-20: I ~ 1 - 1e-20) is lost in (a + 1) - 1 of the fraction's first term,
     # and a tiny b above the mean (I ~ 1e-19) in 1 - I_y(b, a) (1e-15 absolute): relative.
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True)
     assert np.all((got >= 0.0) | np.isnan(got)) and np.all((got <= 1.0) | np.isnan(got))
@@ -361,9 +361,9 @@ def _tiny_shape_grid(tiny: tuple[float, ...]) -> tuple[np.ndarray, ...]:
 
 
 def test_a_tiny_shape_keeps_the_small_side_to_relative_accuracy() -> None:
-    # With a tiny shape s, the side ~s (1 - I for a tiny a, I for a tiny b) was formed as
-    # 1 - (the other side ~1): 1e-15 absolute, 1e-5 relative at s = 1e-10, nothing left at
-    # s = 1e-20.  Now a series in s.  2e-13: the rounding of exp's argument (|log| up to
+    # With a tiny shape s, the side ~s (1 - I for a tiny a, I for a tiny b) formed as
+    # 1 - (the other side ~1) keeps 1e-15 absolute, 1e-5 relative at s = 1e-10, nothing at
+    # s = 1e-20; it is a series in s.  2e-13: the rounding of exp's argument (|log| up to
     # ~690) on the other side, the prefactor's (as in the large-parameter tables).
     a, b, x, p, q = _tiny_shape_grid((1e-300, 1e-100, 1e-20, 1e-10, 1e-8))
     with x64(True):
@@ -425,12 +425,12 @@ def _root_within(a: float, b: float, x: float, y: float, upper: bool, rtol: floa
     return bool(below * above <= 0)
 
 
-#: ``(a, b, y)`` where the inverses went wrong, none of them a tiny-shape grid point:
-#: (0.5, 1e-20, 8.29e-20) was 5.2e-127 for 0.999 (its guess divided the rounding of
-#: ``log a + log B(a, b)`` by b); (818.3, 10.7, 1.7e-200) stopped at 0.398, where the
+#: ``(a, b, y)`` where a plain Halley solver goes wrong, none of them a tiny-shape grid
+#: point: (0.5, 1e-20, 8.29e-20) gives 5.2e-127 for 0.999 (a guess dividing the rounding
+#: of ``log a + log B(a, b)`` by b); (818.3, 10.7, 1.7e-200) stops at 0.398, where the
 #: density underflows and I does not (a nan step taken for convergence), for 0.541;
-#: (27567, 20.2, 2.3e-260) and (3572, 21.3, 1.6e-237) cycled (Halley on log I far from
-#: linear in log x; a long step back is now cut to half the way) and stopped at the cap,
+#: (27567, 20.2, 2.3e-260) and (3572, 21.3, 1.6e-237) cycle (Halley on log I far from
+#: linear in log x, unless a long step back is cut to half the way) and stop at the cap,
 #: at 1 - 1.6e-6 for 0.9755 and at 0.775 for 0.838 (65 of 20,000 random points with a
 #: in 1e2..1e7 and p down to 1e-300);
 #: (1e-10, 2, 6.6e-29) (upper) is 1 - 1.1e-9.  SciPy is no oracle here: its
@@ -477,7 +477,7 @@ def test_inverses_find_the_root_at_tiny_shapes_underflowing_densities_and_halley
 
 def test_stdtrit_far_in_the_tail_of_a_small_df_where_the_beta_root_underflows() -> None:
     # t = sqrt(df (1 - x) / x) for the root x of I_x(df/2, 1/2) = 2p: x leaves the
-    # normal range near t = 1e154 while t does not (it was -inf there).  The closed forms:
+    # normal range near t = 1e154 while t does not (t from x is -inf there).  The closed forms:
     # Cauchy (df = 1) t = tan(pi (p - 1/2)) = -1/(pi p) to O(p^2); df = 2,
     # t = (2p - 1) / sqrt(2p (1 - p)).  df = 1/2: mpmath's root of its own betainc
     # (SciPy gives -4.7e153 for every such point, its search's bound).  Where t itself

@@ -143,7 +143,7 @@ def test_ndtri_exp_vs_mpmath() -> None:
 
 def test_ndtri_exp_float32_near_minus_log_2_vs_mpmath() -> None:
     """float32 needs its own split of ``log 2``: with float64's high word rounded to
-    float32 (1.9e-9 above ``log 2``), ``ndtri_exp(float32(-log 2))`` was +2.9e-17 instead
+    float32 (1.9e-9 above ``log 2``), ``ndtri_exp(float32(-log 2))`` is +2.9e-17 instead
     of -2.39e-9 (every ``|x| < 1e-3`` or so lost its digits)."""
     y0 = np.float32(-np.log(2.0))
     steps = np.array([-3000, -40, -1, 0, 1, 2, 40, 3000], dtype=np.int32)

@@ -30,8 +30,8 @@ def test_zetac_float32_reflection_keeps_its_bits() -> None:
 def test_inv_boxcox_where_lmbda_y_leaves_the_normal_range() -> None:
     """``log1p(lmbda y) / lmbda`` is ``y`` to rounding where ``lmbda y`` is below an ulp;
     the product itself may be subnormal there, which XLA flushes to 0: float32
-    ``inv_boxcox(0.4, 1.6e-38)`` was ``exp(0) = 1`` for ``exp(0.4)``, and
-    ``inv_boxcox1p(4.4e-25, 5.6e-18)`` 0 for 4.4e-25.  The limits are exact: mpmath's."""
+    ``inv_boxcox(0.4, 1.6e-38)`` through that product is ``exp(0) = 1`` for ``exp(0.4)``,
+    and ``inv_boxcox1p(4.4e-25, 5.6e-18)`` 0 for 4.4e-25.  The limits are exact: mpmath's."""
     y = np.array([0.39661678671836853, -3.5, 4.448212602104071e-25, 20.0], np.float32)
     lmbda = np.array([1.5543932642790784e-38, 2e-38, 5.6497639385163055e-18, -1e-30], np.float32)
     with x64(False):

@@ -4,10 +4,9 @@ arguments without derivatives raise.
 
 The Bessel, elliptic and error/gamma family wrappers' gradients against central
 differences of SciPy at sampled points of every domain are ``jext check``'s ``gradients``
-check, which the README's set-up runs on every installed wrapper (CI's main job);
-``test_special_family_grads.py`` ran that same check again per wrapper and was removed
-to keep the suite fast.  ``tests/test_scipy_checks.py`` shows the check failing on a
-deliberately wrong derivative.
+check, which the README's set-up runs on every installed wrapper (CI's main job), so
+this suite does not repeat it per wrapper.  ``tests/test_scipy_checks.py`` shows the check
+failing on a deliberately wrong derivative.
 """
 
 from __future__ import annotations

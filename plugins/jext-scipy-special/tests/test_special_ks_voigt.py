@@ -30,8 +30,8 @@ def test_values_edges_and_batch_independence(wrapper: ScipyWrapper, dtype: str) 
 
 
 # Gradients against finite differences of SciPy are ``jext check``'s ``gradients`` check,
-# which the README's set-up runs on every installed wrapper (CI's main job): the test that
-# ran that same check again here was removed to keep the suite fast.
+# which the README's set-up runs on every installed wrapper (CI's main job); this module
+# does not repeat it.
 
 
 def test_faddeeva_function_matches_mpmath_where_the_methods_meet() -> None:
@@ -93,8 +93,8 @@ def test_smirnov_matches_the_exact_sum() -> None:
 
 def test_voigt_derivatives_far_out_against_mpmath() -> None:
     # w' = -2 z w + 2i/sqrt(pi) cancels by |z|^2 far from the origin, and dV/dsigma's
-    # w + z w' by |z|^4: d/dsigma at x/sigma = 6300 was 13% off (4.85e-12 for 5.56e-12).
-    # Far out both now come from w's asymptotic series; mpmath differentiates the profile
+    # w + z w' by |z|^4: d/dsigma at x/sigma = 6300 from them is 13% off (4.85e-12 for
+    # 5.56e-12).  Far out both come from w's asymptotic series; mpmath differentiates the profile
     # Re w(z) / (sigma sqrt(2 pi)) itself.
     points = [
         (673.1563170951003, 0.10716199028307888, 5.578172283616252),

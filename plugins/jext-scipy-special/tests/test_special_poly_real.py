@@ -282,8 +282,8 @@ def test_real_degree_derivative_near_minus_one() -> None:
 
 def test_float32_one_ulp_above_minus_one_is_not_minus_one() -> None:
     # z = (1 - x)/2 rounds to 1 near x = -1 (float32: up to 1 + x = 6e-8; float64 one
-    # ulp either side, see NEAR_X and NANS), which once gave the infinite limit at -1
-    # there; the side is now decided by the exact y = (1 + x)/2.
+    # ulp either side, see NEAR_X and NANS), which would give the infinite limit at -1
+    # there; the side is decided by the exact y = (1 + x)/2.
     x32 = np.array([np.nextafter(np.float32(-1.0), np.float32(0.0)), -1.0 + 2.0**-23], np.float32)
     with jax.enable_x64(True):
         got = np.asarray(pf.eval_legendre(jnp.full(2, 2.3, jnp.float32), jnp.asarray(x32)))
@@ -311,11 +311,11 @@ NEAR_INTEGER_DEGREES = (
 
 def test_degrees_near_an_integer_or_zero_against_mpmath() -> None:
     # The connection formula (x below 0) divides Gamma-function poles at integer
-    # degrees: sin(pi w) for w near +-1 was once reduced only to [-1, 1], so pi w rounded
-    # to 4e-16 absolute against a sine of ~1e-14, and P_8.000000000000002(-0.52) was 36%
-    # off (181 of 400 random near-integer points of Legendre beyond 1e-11, a few in
-    # 10 of Jacobi).  A tiny negative Legendre degree reflected to -v - 1, which rounds
-    # to the integer -1, and gave nan.
+    # degrees: sin(pi w) for w near +-1 reduced only to [-1, 1] rounds pi w to 4e-16
+    # absolute against a sine of ~1e-14, and P_8.000000000000002(-0.52) is then 36% off
+    # (181 of 400 random near-integer points of Legendre beyond 1e-11, a few in 10 of
+    # Jacobi).  A tiny negative Legendre degree reflected to -v - 1 rounds to the
+    # integer -1 and gives nan.
     n = np.asarray(NEAR_INTEGER_DEGREES)
     x = np.array([-0.9, -0.52, -0.167, 0.35])
     cases: list[tuple[str, tuple[Any, ...]]] = [
@@ -340,7 +340,7 @@ def test_degrees_near_an_integer_or_zero_against_mpmath() -> None:
 
 def test_chebyshev_real_degree_near_minus_one_against_mpmath() -> None:
     # T_v(x) = cos(v acos x): acos depends on 1 + x most near -1, which (1 - x) / 2 rounded
-    # away (T_13.49 one ulp above -1 was 7e-7 off; 734 of 3000 points log-spaced towards
+    # away (T_13.49 one ulp above -1 7e-7 off; 734 of 3000 points log-spaced towards
     # -1 beyond 1e-12).  The declared tolerance: 1e-12 relative, 1e-13 absolute.
     degrees = np.array([0.37, 2.5, 13.490223689917771, 17.500785338464002, 19.9])
     x = -1.0 + 2.0**-52 * np.array([1.0, 2.0, 23.0, 1e3, 1e6, 1e10, 1e14])
@@ -356,10 +356,10 @@ def test_chebyshev_real_degree_near_minus_one_against_mpmath() -> None:
 
 
 def test_tiny_and_near_pole_parameters_against_mpmath() -> None:
-    # The normalising binomial was formed through a rounded top = n + 2a - 1 (or n + a):
-    # a tiny 2a, or an a + 1 near 0, lost its digits there (eval_gegenbauer(2.5, 1e-12,
-    # 0.4) was 9e-5 off, eval_jacobi(2.5, -0.99999999, 0.2, 0.3) 1e-8, and the Gegenbauer
-    # function at a tiny degree and a tiny negative alpha 0 for -9.5e-21).
+    # The normalising binomial formed through a rounded top = n + 2a - 1 (or n + a) loses a tiny
+    # 2a, or an a + 1 near 0 (eval_gegenbauer(2.5, 1e-12, 0.4) 9e-5 off, eval_jacobi(2.5,
+    # -0.99999999, 0.2, 0.3) 1e-8, and the Gegenbauer function at a tiny degree and a tiny
+    # negative alpha 0 for -9.5e-21).
     cases: list[tuple[str, list[tuple[float, ...]]]] = [
         (
             "gegenbauer",

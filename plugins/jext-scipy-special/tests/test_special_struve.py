@@ -64,8 +64,8 @@ def test_float64_values_and_where_scipy_is_off_mpmath(wrapper: ScipyWrapper) -> 
 
 
 # Gradients against finite differences of SciPy are ``jext check``'s ``gradients`` check,
-# which the README's set-up runs on every installed wrapper (CI's main job): the test that
-# ran that same check again here was removed to keep the suite fast.
+# which the README's set-up runs on every installed wrapper (CI's main job); this module
+# does not repeat it.
 
 
 def test_a_plain_double_series_fails_the_same_comparison() -> None:

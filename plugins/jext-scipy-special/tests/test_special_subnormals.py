@@ -95,9 +95,9 @@ def test_subnormal_arguments_read_from_bits_as_scipy(name: str) -> None:
 
 
 def test_cbrt_of_subnormal_from_bits() -> None:
-    """``cbrt(5e-324)`` was 0 (float32: ``cbrt(1e-45)`` came out negative); SciPy's
-    1.7e-108 is ``cbrt(m) 2^-358``.  Odd, so negative subnormals too; the derivative
-    ``1 / (3 cbrt(x)^2)`` is finite there."""
+    """``cbrt(5e-324)`` is SciPy's 1.7e-108, not the 0 of a flushed operand (float32:
+    ``cbrt(1e-45)`` positive); that is ``cbrt(m) 2^-358``.  Odd, so negative subnormals too; the
+    derivative ``1 / (3 cbrt(x)^2)`` is finite there."""
     _both_dtypes("cbrt")
     with x64(True):
         grad = float(jax.grad(js.cbrt)(jnp.float64(1e-310)))
@@ -106,10 +106,10 @@ def test_cbrt_of_subnormal_from_bits() -> None:
 
 @pytest.mark.parametrize("name", ["y0", "y1"])
 def test_y0_y1_of_subnormal_from_bits(name: str) -> None:
-    """``y0(1e-310)`` was -inf and ``y1(2.2e-308)`` nan; SciPy's -454.5 and -2.9e307 are
-    the leading terms ``(2/pi)(log(x/2) + gamma)`` and ``-(2/pi)/x`` (Cephes forms
-    ``1/x`` first: -inf below 5.6e-309).  Positive subnormals only (a negative one reads
-    as -0: -inf, where SciPy's is nan)."""
+    """``y0(1e-310)`` and ``y1(2.2e-308)`` are SciPy's -454.5 and -2.9e307 (a flushed operand
+    gives -inf and nan): the leading terms ``(2/pi)(log(x/2) + gamma)`` and ``-(2/pi)/x``
+    (Cephes forms ``1/x`` first: -inf below 5.6e-309).  Positive subnormals only (a negative one
+    reads as -0: -inf, where SciPy's is nan)."""
     _both_dtypes(name, SUB64[SUB64 > 0], SUB32[SUB32 > 0])
 
 
@@ -138,10 +138,10 @@ GAMMA_CASES = [(3.16, False), (25.25, False), (500.0, False)] + [
 
 @pytest.mark.parametrize(("a", "upper"), GAMMA_CASES)
 def test_incomplete_gamma_inverse_at_subnormal_probability(a: float, upper: bool) -> None:
-    """``gammaincinv(25.25, 5e-324)`` was 0 and ``gammainccinv(a, 5e-324)`` inf: the
-    probability read as 0.  Held to mpmath's root: SciPy's own Newton runs in subnormal
-    arithmetic and is off by up to 3e-4 there (``gammainccinv(0.5, 5e-324)``: 740.44 for
-    740.56).  Float32 against SciPy, which computes it in float64."""
+    """``gammaincinv(25.25, 5e-324)`` and ``gammainccinv(a, 5e-324)`` are finite and positive
+    (the probability read as 0 gives 0 and inf).  Held to mpmath's root: SciPy's own Newton runs
+    in subnormal arithmetic and is off by up to 3e-4 there (``gammainccinv(0.5, 5e-324)``:
+    740.44 for 740.56).  Float32 against SciPy, which computes it in float64."""
     name = "gammainccinv" if upper else "gammaincinv"
     ys = SUB64[SUB64 > 0][::2]
     with x64(True):
@@ -192,8 +192,8 @@ BETA_CASES = [
 
 @pytest.mark.parametrize(("a", "b", "upper"), BETA_CASES)
 def test_incomplete_beta_inverse_at_subnormal_probability(a: float, b: float, upper: bool) -> None:
-    """``betaincinv(500, 500, 5e-324)`` was 0 (0.0606) and ``betainccinv`` 1: the
-    probability read as 0, and near the root ``I`` underflowed.  Held to mpmath (SciPy is
+    """``betaincinv(500, 500, 5e-324)`` is 0.0606 and ``betainccinv`` below 1 (the probability
+    read as 0, or ``I`` underflowing near the root, gives 0 and 1).  Held to mpmath (SciPy is
     nan at several of these, e.g. ``betaincinv(3.16, 0.3, 1e-310)``)."""
     name = "betainccinv" if upper else "betaincinv"
     ys = SUB64[SUB64 > 0][::2]
@@ -209,9 +209,9 @@ def test_incomplete_beta_inverse_at_subnormal_probability(a: float, b: float, up
 
 
 def test_float32_incomplete_beta_inverse_far_tail() -> None:
-    """Float32 ``betaincinv(500, 3.16, p)`` for ``p <= 1e-32`` (normal ones too) was off by
-    up to 7% (and 0 at subnormal ``p``): ``I`` underflowed on the way to the root.
-    mpmath's roots (SciPy's own float64 answer at ``p = 1e-45`` is 1.4% off)."""
+    """Float32 ``betaincinv(500, 3.16, p)`` for ``p <= 1e-32`` (normal ones too) is right
+    though ``I`` underflows on the way to the root (unscaled: up to 7% off, and 0 at a
+    subnormal ``p``).  mpmath's roots (SciPy's own float64 answer at ``p = 1e-45`` is 1.4% off)."""
     p = np.array([1e-45, 1e-40, 1e-38, 1e-36, 1e-34, 1e-32, 1e-30], np.float32)
     with x64(False):
         got = np.asarray(js.betaincinv(jnp.float32(500.0), jnp.float32(3.16), p), np.float64)
@@ -223,7 +223,7 @@ def test_float32_incomplete_beta_inverse_far_tail() -> None:
 
 
 def test_stdtrit_at_subnormal_p() -> None:
-    """``stdtrit(25.25, 1e-310)`` was -inf (``min(p, 1 - p)`` and ``2 p`` flushed ``p``).
+    """``stdtrit(25.25, 1e-310)`` is finite (``min(p, 1 - p)`` and ``2 p`` flush ``p``: -inf).
     Held to mpmath, ``p = I_x(df/2, 1/2) / 2`` at ``x = df / (df + t^2)``: SciPy's float64
     is +inf at 5e-324 and 1e-320, and 2.6% off at 1e-310."""
     mp = pytest.importorskip("mpmath")
@@ -244,7 +244,7 @@ def test_stdtrit_at_subnormal_p() -> None:
 
 @pytest.mark.parametrize(("dist", "args"), [("poisson", (150.0,)), ("binom", (60.0, 0.5))])
 def test_discrete_ppf_at_subnormal_q(dist: str, args: tuple[float, ...]) -> None:
-    """``poisson.ppf(5e-324, 150)`` was -1 (``ppf(0)``); SciPy's 0 is the first ``k``."""
+    """``poisson.ppf(5e-324, 150)`` is SciPy's 0, the first ``k`` (not ``ppf(0) = -1``)."""
     st = pytest.importorskip("scipy.stats")
     q = SUB64[SUB64 > 0]
     with x64(True):
@@ -265,8 +265,8 @@ KOLMOGI_SCIPY_OFF = ((5e-324, math.inf), (1.5e-323, 19.28402090774667))
 
 
 def test_kolmogi_far_tail() -> None:
-    """``kolmogi`` read a subnormal ``p`` as 0 (inf) and was nan up to 4.4e-308 (its
-    Newton step was 0/0).  There ``sf(x) = 2 e^(-2x^2)`` to the last bit, so
+    """``kolmogi`` of a subnormal ``p``, and of ``p`` up to 4.4e-308, is finite (read as 0 it
+    is inf; its Newton step is 0/0 there).  There ``sf(x) = 2 e^(-2x^2)`` to the last bit, so
     ``kolmogi(p) = sqrt(log(2/p) / 2)`` (mpmath); SciPy agrees except at the points of
     ``KOLMOGI_SCIPY_OFF``."""
     mp = pytest.importorskip("mpmath")

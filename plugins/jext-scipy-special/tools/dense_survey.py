@@ -18,8 +18,8 @@ below the normal range on both sides count as equal (XLA's CPU flushes them).
 differences of the wrapper itself (step ``1e-5 max(1, |x|)``), 3000 interior points,
 flagged beyond 1e-4 relative; the discrete quantiles' jumps show up there by design.
 
-A flagged point is a lead, not a verdict: session 13 found SciPy, not jext, wrong at
-many of them (docs/scipy-special-families.md); settle each with mpmath.
+A flagged point is a lead, not a verdict: at many of them SciPy, not jext, is wrong
+(bench/results/scipy-special-sweeps.md); settle each with mpmath.
 """
 
 from __future__ import annotations
