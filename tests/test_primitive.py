@@ -196,15 +196,19 @@ def test_rule_may_not_require_unknown_keyword() -> None:
         prims.softplus.def_batching(lambda args, dims, *, gamma: (args, dims))
 
 
-def test_transpose_without_rule_is_a_clear_error() -> None:
+def test_transpose_without_rule_of_a_nonlinear_reference_is_a_clear_error() -> None:
     @jext.primitive("tests.no_transpose")
-    def double(x: jax.Array, /) -> jax.Array:
-        return 2 * x
+    def square(x: jax.Array, /) -> jax.Array:
+        return x * x
 
-    double.def_jvp(lambda primals, tangents: (double(primals[0]), double(tangents[0])))
-    with pytest.raises(jext.TransposeError, match=r"'tests\.no_transpose' has no transpose rule"):
-        jax.grad(lambda x: double(x).sum())(X)
-    np.testing.assert_allclose(jax.jvp(double, (X,), (X,))[1], 2 * X)
+    # A (wrong) JVP that applies the primitive to tangents: reverse mode must transpose it.
+    square.def_jvp(lambda primals, tangents: (square(primals[0]), square(tangents[0])))
+    with pytest.raises(
+        jext.TransposeError,
+        match=r"'tests\.no_transpose' has no transpose rule, and its reference is not linear",
+    ):
+        jax.grad(lambda x: square(x).sum())(X)
+    np.testing.assert_allclose(jax.jvp(square, (X,), (X,))[1], X * X)
 
 
 def test_transpose_rule_with_wrong_cotangent_is_caught() -> None:

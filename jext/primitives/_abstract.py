@@ -107,12 +107,16 @@ def base_abstract_eval(core: Core, form: Form, avals: Sequence[Any]) -> tuple[li
 def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     """The result avals of the equation binding ``form`` on ``avals``."""
     per_example = unbatched_avals(avals, form.levels)
-    declared = core.rules.sharding if form.linearize is None else None
+    declared = None if form.derived else core.rules.sharding
     axes = [_jax.mesh_axes_of(a) for a in avals] if declared is not None else []
     template = next((a for a, x in zip(avals, axes, strict=False) if x is not None), None)
     check_explicit_operands(core, form, avals)
     with _jax.extend_axis_env(_missing_axes(form)):
-        if form.linearize is None:
+        if form.chain:
+            from jext.primitives._derivatives import chain_jaxpr
+
+            outs = list(chain_jaxpr(core, form.base, per_example).out_avals)
+        elif form.linearize is None:
             outs, _ = base_abstract_eval(core, form, per_example)
         else:
             outs = list(linearized(core, form, per_example).forward.out_avals)
@@ -143,7 +147,7 @@ def check_explicit_operands(core: Core, form: Form, avals: Sequence[Any]) -> Non
     """Under explicit sharding, refuse operands sharded against the author's rule before
     the reference traces (whose own error would not name the rule)."""
     declared = core.rules.sharding
-    if declared is None or form.linearize is not None:
+    if declared is None or form.derived:
         return
     axes = [_jax.mesh_axes_of(a) for a in avals]
     if all(x is None for x in axes):

@@ -22,6 +22,7 @@ from jext._errors import RuleError, TransposeError
 from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._batching import over_levels
 from jext.primitives._core import Core, Form, as_value, describe, unbatched_avals
+from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._markers import LinearOperand, SymbolicZero
 
 __all__ = ["jvp", "transpose"]
@@ -34,6 +35,8 @@ def jvp(
     core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
 ) -> tuple[list[Any], list[Any]]:
     """JAX's JVP rule for the equation binding ``form``."""
+    if form.chain:
+        return chain_jvp(core, primals, tangents, form)
     if form.linearize is not None:
         return _jvp_of_forward_half(core, primals, tangents, form)
     if not form.levels:
@@ -72,6 +75,8 @@ def _jvp_per_example(
         return _custom_jvp(core, primals, tangents, form)
     if rules.transpose is not None:
         return _linear_jvp(core, primals, tangents, form)
+    if rules.batching_kind == "custom":  # the derivative of the batching rule under vmap
+        return chain_jvp(core, primals, tangents, form)
     avals = [_jax.typeof(p) for p in primals]
     active = tuple(
         not _jax.is_symbolic_zero(t) and _jax.tangent_dtype(a.dtype) != _jax.FLOAT0
@@ -222,6 +227,9 @@ def _jvp_of_forward_half(
 
 def transpose(core: Core, cts: Sequence[Any], args: Sequence[Any], form: Form) -> list[Any]:
     """JAX's transpose rule for the equation binding ``form``."""
+    if form.chain:
+        out_avals = abstract_eval(core, [_aval(a) for a in args], form)
+        return chain_transpose(core, cts, args, out_avals, form)
     if form.linearize is not None:
         raise RuleError(
             f"primitive {core.name!r}: the forward half of its JVP was transposed; this is a "

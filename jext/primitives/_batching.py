@@ -8,6 +8,7 @@ leading-axis shortcuts) replaces this for the primitive itself.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from jext import _jax
 from jext._errors import RuleError
 from jext.primitives._abstract import base_abstract_eval, out_tree, trace_reference
 from jext.primitives._core import Core, Form, Level, as_value, unbatched_avals
+from jext.primitives._derivatives import batch_chain
 
 __all__ = ["batch", "loop_over_levels", "over_levels", "run_over_levels"]
 
@@ -103,6 +105,10 @@ def batch(
         outs = core.bind(form.with_level(level), *args)
         return outs, [0] * len(outs)
     kind = core.rules.batching_kind
+    if form.chain:
+        plain = form.plain
+        rule = functools.partial(_batch_custom, core, size=size, form=plain)
+        return batch_chain(core, rule, args, dims, size, form)
     if kind != "default" and not form.levels and form.linearize is None:
         if kind == "elementwise":
             return _batch_elementwise(core, args, dims, size, form)
@@ -121,9 +127,8 @@ def batch(
 
 def _named_axes(core: Core, args: Sequence[Any], form: Form) -> frozenset[Any]:
     """The named axes the reference's collectives refer to (its per-example trace's)."""
-    if form.linearize is not None:
-        form = form.base
-    per_example = unbatched_avals([_jax.typeof(a) for a in args], form.levels)
+    n = form.in_tree.num_leaves
+    per_example = unbatched_avals([_jax.typeof(a) for a in args[:n]], form.levels)
     closed, _ = trace_reference(core, form.plain, per_example)
     return _jax.named_axes(closed)
 

@@ -10,7 +10,13 @@ whose names start with ``jext_``:
   per level (sharded along the level's mesh axis, under explicit sharding).  So under
   ``vmap`` the equation stays this primitive, and each rule kind applies to the batch;
 - ``jext_linearize``: the forward half of the default JVP (results, then the residuals
-  the linear half needs), with one flag per operand saying whether its tangent is used.
+  the linear half needs), with one flag per operand saying whether its tangent is used;
+- ``jext_derivative``: a chain of derivatives of the primitive, for a primitive with a
+  custom batching rule (see ``_derivatives.py``): each link ``("jvp", active)`` takes the
+  previous function's operands and the tangents of its ``active`` ones and gives the
+  tangents of its results; each link ``("vjp", linear, avals)`` takes the previous
+  function's operands but its ``linear`` ones (of ``avals``) and the cotangents of its
+  results, and gives the cotangents of its linear operands.
 """
 
 from __future__ import annotations
@@ -33,12 +39,14 @@ from jext.primitives._signature import RESERVED_PARAM_PREFIX, OperandSignature
 
 __all__ = [
     "CACHE_SIZE",
+    "CHAIN_PARAM",
     "LEVELS_PARAM",
     "LINEARIZE_PARAM",
     "TREE_PARAM",
     "Core",
     "Form",
     "Level",
+    "Link",
     "LruCache",
     "StaticParam",
     "describe",
@@ -49,9 +57,13 @@ __all__ = [
 TREE_PARAM: Final = RESERVED_PARAM_PREFIX + "operand_tree"
 LEVELS_PARAM: Final = RESERVED_PARAM_PREFIX + "vmap"
 LINEARIZE_PARAM: Final = RESERVED_PARAM_PREFIX + "linearize"
+CHAIN_PARAM: Final = RESERVED_PARAM_PREFIX + "derivative"
 
 CACHE_SIZE: Final = 256
 """Entries each per-primitive cache keeps (least recently used first out)."""
+
+Link = tuple[Any, ...]
+"""``("jvp", active flags)`` or ``("vjp", linear flags, avals of the linear operands)``."""
 
 Level = tuple[int, tuple[bool, ...], Any, Any]
 """``(size, batched flags per operand, mesh axis of the batch axis or None, the vmap's axis
@@ -154,11 +166,21 @@ class Form:
     params: Mapping[str, Any]  # the author's static params
     levels: tuple[Level, ...] = ()
     linearize: tuple[bool, ...] | None = None  # active operands of the forward half
+    chain: tuple[Link, ...] = ()  # derivatives of the primitive (custom batching rule)
 
     @property
     def base(self) -> Form:
         """This form without its batch levels."""
-        return Form(self.in_tree, self.params, (), self.linearize)
+        return Form(self.in_tree, self.params, (), self.linearize, self.chain)
+
+    @property
+    def derived(self) -> bool:
+        """Whether the equation computes something derived from the primitive (a forward
+        half or a derivative) rather than the primitive itself."""
+        return self.linearize is not None or bool(self.chain)
+
+    def with_link(self, link: Link) -> Form:
+        return Form(self.in_tree, self.params, self.levels, self.linearize, (*self.chain, link))
 
     @property
     def plain(self) -> Form:
@@ -167,16 +189,18 @@ class Form:
 
     def bind_params(self) -> dict[str, Any]:
         out = {k: _wrap(v) for k, v in self.params.items()}
-        if not _is_flat(self.in_tree):
+        if self.chain or not _is_flat(self.in_tree):  # a chain's operands outnumber the tree's
             out[TREE_PARAM] = self.in_tree
         if self.levels:
             out[LEVELS_PARAM] = self.levels
         if self.linearize is not None:
             out[LINEARIZE_PARAM] = self.linearize
+        if self.chain:
+            out[CHAIN_PARAM] = self.chain
         return out
 
     def with_level(self, level: Level) -> Form:
-        return Form(self.in_tree, self.params, (level, *self.levels), self.linearize)
+        return Form(self.in_tree, self.params, (level, *self.levels), self.linearize, self.chain)
 
     def key(self) -> Hashable:
         return (
@@ -184,6 +208,7 @@ class Form:
             tuple((k, typed_key(v)) for k, v in self.params.items()),
             self.levels,
             self.linearize,
+            self.chain,
         )
 
 
@@ -192,7 +217,9 @@ def parse_form(bind_params: Mapping[str, Any], n_operands: int) -> Form:
     in_tree = params.pop(TREE_PARAM, None)
     levels = params.pop(LEVELS_PARAM, ())
     linearize = params.pop(LINEARIZE_PARAM, None)
-    return Form(flat_tree(n_operands) if in_tree is None else in_tree, params, levels, linearize)
+    chain = params.pop(CHAIN_PARAM, ())
+    tree = flat_tree(n_operands) if in_tree is None else in_tree
+    return Form(tree, params, levels, linearize, chain)
 
 
 class Core:

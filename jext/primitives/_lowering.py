@@ -19,6 +19,7 @@ from jext._errors import LoweringError, RuleError
 from jext.primitives._abstract import base_abstract_eval, linearized, trace_reference
 from jext.primitives._batching import loop_over_levels, over_levels, run_over_levels
 from jext.primitives._core import Core, Form, Level, batched_avals, parse_form, unbatched_avals
+from jext.primitives._derivatives import chain_jaxpr
 from jext.primitives._rules import LoweringEntry
 from jext.primitives._sharding import equation_rule
 
@@ -74,9 +75,9 @@ def _lower(
         )
     form = parse_form(bind_params, len(values))
     target = entry.ffi_target
-    if target is not None and form.linearize is None and not _jax.for_export(ctx):
+    if target is not None and not form.derived and not _jax.for_export(ctx):
         check_ffi_handler(core, target, platform or _jax.module_platforms(ctx)[0])
-    raw = entry.rule is not None and entry.raw and form.linearize is None
+    raw = entry.rule is not None and entry.raw and not form.derived
     if raw and not form.levels and not _jax.partitioned_context(ctx):
         return _emit_raw(entry, ctx, values, form)
     avals = _jax.avals_in(ctx)
@@ -92,7 +93,7 @@ def _lower(
     # partitioned call only when its primitive declares a sharding rule.
     opaque = closed is None and core.rules.sharding is not None
     if (
-        form.linearize is None
+        not form.derived
         and _jax.partitioned_context(ctx)
         and (opaque or (closed is not None and _jax.has_custom_call(closed)))
     ):
@@ -203,7 +204,7 @@ def form_function(
     masks = [mask for _, mask, _, _ in levels]
     if not levels:
         return fn
-    if entry.raw and form.linearize is None:
+    if entry.raw and not form.derived:
         # vmap of a raw rule would bind the batched primitive again: loop instead.
         return loop_over_levels(fn, levels, masks)
     return over_levels(fn, levels, masks)
@@ -213,6 +214,14 @@ def _per_example_function(
     core: Core, form: Form, entry: LoweringEntry, platform: str | None
 ) -> Callable[..., list[Any]]:
     plain = form.plain
+    if form.chain:
+        # Derivatives come from the reference on every platform, as the default JVP's do.
+
+        def derivative(*args: Any) -> list[Any]:
+            closed = chain_jaxpr(core, form, [_jax.typeof(a) for a in args])
+            return _jax.eval_jaxpr(closed, *args)
+
+        return derivative
     if form.linearize is not None:
         # The primitive itself computes the results where a platform rule or the author's
         # batching rule (under vmap) must apply; the reference then gives only residuals.
@@ -304,6 +313,8 @@ def impl(core: Core, args: Sequence[Any], bind_params: dict[str, Any]) -> list[A
             jitted = core.impls.put(key, jax.jit(bound))
         return list(_jax.run_eagerly(jitted, *args))
     form = parse_form(bind_params, len(args))
+    if form.chain:  # a derivative: the reference's, compiled
+        return _compiled(core, form)(*args)
     per_example_avals = unbatched_avals([_jax.typeof(a) for a in args], form.levels)
     avals, tree = base_abstract_eval(core, form.plain, per_example_avals)
 

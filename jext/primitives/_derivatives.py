@@ -1,0 +1,167 @@
+"""Derivatives of a primitive with a custom batching rule, as ``custom_vmap`` defines them.
+
+Under ``vmap`` such a primitive is its batching rule, so the derivative of the batched
+primitive must be the derivative of the batching rule: ``jvp(vmap(f))``, ``vmap(jvp(f))``,
+``grad(vmap(f))`` and ``vmap(grad(f))`` all differentiate the rule.  A JVP computed before
+the ``vmap`` is seen (``vmap(grad(f))`` traces ``grad`` first) therefore cannot be fixed
+code: it is an equation of the primitive itself, a *derivative form* whose param
+``jext_derivative`` is a chain of links (``("jvp", active)``, ``("vjp", linear, avals)``).
+Unbatched, a chain is applied to the reference; batched, to the batching rule.  The JVP of
+a derivative form appends a ``jvp`` link, its transpose a ``vjp`` link, so derivatives of
+any order stay consistent with the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jext import _jax
+from jext._errors import TransposeError
+from jext.primitives._abstract import trace_reference
+from jext.primitives._core import Core, Form, Link, as_value
+
+__all__ = ["apply_chain", "batch_chain", "chain_jaxpr", "chain_jvp", "chain_transpose"]
+
+Flat = Callable[..., list[Any]]
+
+
+def _zero_tangent(x: Any) -> Any:
+    return _jax.instantiate_zeros(_jax.make_zero(_jax.typeof(x)))
+
+
+def _jvp_link(prev: Flat, active: Sequence[bool]) -> Flat:
+    n = len(active)
+
+    def jvp(*xs: Any) -> list[Any]:
+        primals, given = xs[:n], iter(xs[n:])
+        tangents = [
+            next(given) if a else _zero_tangent(p) for p, a in zip(primals, active, strict=True)
+        ]
+        _, touts = jax.jvp(lambda *p: list(prev(*p)), tuple(primals), tuple(tangents))
+        return list(touts)
+
+    return jvp
+
+
+def _vjp_link(prev: Flat, linear: Sequence[bool], avals: Sequence[Any], name: str) -> Flat:
+    k = len(linear) - sum(linear)
+
+    def vjp(*xs: Any) -> list[Any]:
+        fixed, cts = xs[:k], xs[k:]
+
+        def in_linear(*lin: Any) -> list[Any]:
+            f, g = iter(fixed), iter(lin)
+            return list(prev(*(next(g) if is_lin else next(f) for is_lin in linear)))
+
+        shapes = [_jax.shape_dtype_struct(a.shape, a.dtype) for a in avals]
+        try:
+            return list(jax.linear_transpose(in_linear, *shapes)(list(cts)))
+        except (NotImplementedError, AssertionError):
+            raise TransposeError(
+                f"primitive {name!r}: a derivative of it was transposed in operands it is not "
+                "linear in; this is a bug in jext, please report it"
+            ) from None
+
+    return vjp
+
+
+def apply_chain(
+    base: Flat, chain: Sequence[Link], name: str, batch_size: int | None = None
+) -> Flat:
+    """``base`` with the chain's links applied, innermost first.
+
+    With ``batch_size``, ``base`` is batched: every operand and result carries a leading
+    batch axis of that size, and so do the operands a ``vjp`` link solves for.
+    """
+    fn = base
+    for link in chain:
+        if link[0] == "jvp":
+            fn = _jvp_link(fn, link[1])
+        else:
+            avals = link[2]
+            if batch_size is not None:
+                avals = [_jax.add_batch_axis(a, batch_size) for a in avals]
+            fn = _vjp_link(fn, link[1], avals, name)
+    return fn
+
+
+def chain_jaxpr(core: Core, form: Form, avals: Sequence[Any]) -> _jax.ClosedJaxpr:
+    """The derivative form's function at per-example ``avals``, applied to the reference
+    (cached)."""
+
+    def make() -> _jax.ClosedJaxpr:
+        n = form.in_tree.num_leaves
+        closed, _ = trace_reference(core, form.plain, avals[:n])
+        reference = _jax.jaxpr_as_fun(closed)
+        fn = apply_chain(lambda *xs: list(reference(*xs)), form.chain, core.name)
+        return _jax.trace_avals(fn, avals)
+
+    key = ("chain", form.key(), tuple(avals), _jax.trace_context())
+    result: _jax.ClosedJaxpr = core.traces.get_or_make(key, make)
+    return result
+
+
+def chain_jvp(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    """The JVP of the primitive or of a derivative form: the form, and its ``jvp`` link."""
+    outs = core.bind(form, *primals)
+    active = tuple(
+        not _jax.is_symbolic_zero(t) and _jax.tangent_dtype(_jax.typeof(p).dtype) != _jax.FLOAT0
+        for p, t in zip(primals, tangents, strict=True)
+    )
+    if not any(active):
+        return outs, [_jax.make_zero(_jax.typeof(o)) for o in outs]
+    given = [_jax.instantiate_zeros(t) for t, a in zip(tangents, active, strict=True) if a]
+    return outs, core.bind(form.with_link(("jvp", active)), *primals, *given)
+
+
+def chain_transpose(
+    core: Core, cts: Sequence[Any], args: Sequence[Any], out_avals: Sequence[Any], form: Form
+) -> list[Any]:
+    """The transpose of a derivative form in its undefined operands: a ``vjp`` link."""
+    linear = tuple(_jax.is_undefined_primal(a) for a in args)
+    fixed = [a for a, on in zip(args, linear, strict=True) if not on]
+    avals = tuple(_jax.undefined_aval(a) for a, on in zip(args, linear, strict=True) if on)
+    cotangents = [
+        _jax.instantiate_zeros(_jax.make_zero(a) if ct is None else ct)
+        for ct, a in zip(cts, out_avals, strict=True)
+    ]
+    solved = iter(core.bind(form.with_link(("vjp", linear, avals)), *fixed, *cotangents))
+    return [next(solved) if on else None for on in linear]
+
+
+def batch_chain(
+    core: Core,
+    rule: Callable[[Sequence[Any], Sequence[int | None]], tuple[list[Any], list[int | None]]],
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    size: int,
+    form: Form,
+) -> tuple[list[Any], list[int | None]]:
+    """A derivative form under ``vmap``: its chain applied to the batching ``rule``.
+
+    ``rule(base operands, their dims) -> (results, out dims)`` is the author's rule on flat
+    operands.  Every operand is made batched (broadcast along the batch where it is not),
+    so the chain differentiates the rule one example at a time: a cotangent of an operand
+    shared by the batch is then one per example, as ``vmap`` of a VJP gives, not their sum.
+    """
+    n = form.in_tree.num_leaves
+
+    def canonical(x: Any, d: int | None) -> Any:
+        if d is None:
+            return jnp.broadcast_to(x, (size, *np.shape(x)))
+        return jnp.moveaxis(x, d, 0)
+
+    def batched_rule(*xs: Any) -> list[Any]:
+        results, out_dims = rule(list(xs), [0] * n)
+        return [canonical(as_value(r), d) for r, d in zip(results, out_dims, strict=True)]
+
+    fn = apply_chain(batched_rule, form.chain, core.name, size)
+    results = fn(*(canonical(x, d) for x, d in zip(args, dims, strict=True)))
+    return results, [0] * len(results)
