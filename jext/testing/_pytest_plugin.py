@@ -125,4 +125,6 @@ def test_jext_conformance(jext_conformance_case: tuple[str, str]) -> None:
     # Broken plugins are cases of their own (kind "plugin"), not this item's failure.
     reports = [r for r in run_checks([name]) if r.kind != "plugin"]
     assert reports, f"{kind} {name} is no longer registered"
+    if all(r.status == "unchecked" for r in reports):  # as `jext check`: told, not failed
+        pytest.skip("; ".join(f"{r.name}: {r.results[0].message}" for r in reports))
     assert all(r.ok for r in reports), "\n".join(r.format() for r in reports)

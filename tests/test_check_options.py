@@ -1,0 +1,167 @@
+"""Checks on jointly linear transposes, primitives without operands or examples, and what a
+primitive tells the checks it supports (dtypes, tolerances, differentiability)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jext
+import jext.testing
+from jext._cli import listing
+from jext._cli import main as cli_main
+from jext._registry import registry
+from jext.testing._checks import check_report, run_check
+from jext.testing._report import CheckResult, PrimitiveReport, format_table, summary_line
+
+X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
+Y = np.linspace(0.5, 2.5, 5, dtype=np.float32)
+
+
+def make(name: str, fn: Any, *examples: jext.Example) -> jext.Primitive[Any, Any]:
+    prim = jext.primitive(f"check_options.{name}")(fn)
+
+    @prim.def_examples
+    def _() -> Iterator[jext.Example]:
+        yield from examples or (jext.Example(X),)
+
+    return prim
+
+
+def result(prim: jext.Primitive[Any, Any], check: str) -> CheckResult:
+    return run_check(prim, check, prim.examples())
+
+
+# --- F: jointly linear operands ------------------------------------------------------------------
+
+
+def _add(name: str, second: float) -> jext.Primitive[Any, Any]:
+    prim = make(name, lambda x, y, /: x + y, jext.Example(X, Y))
+    prim.def_transpose(lambda ct, x, y: (ct, second * ct), linear_in=[0, 1])
+    return prim
+
+
+def test_transpose_of_a_jointly_linear_primitive_passes() -> None:
+    # x + y is linear in (x, y) together, affine in either alone with the other fixed.
+    got = result(_add("add", 1.0), "transpose")
+    assert got.status == "pass", got.message
+
+
+def test_wrong_transpose_of_a_jointly_linear_primitive_fails_naming_the_operand() -> None:
+    got = result(_add("bad_add", 2.0), "transpose")
+    assert got.status == "fail" and "not the adjoint" in got.message
+    assert "operand 1" in got.message
+
+
+def test_transpose_keeps_nonlinear_operands_fixed() -> None:
+    # Linear in x and y jointly, not in the scale s (operand 2).
+    prim = make("scaled_add", lambda x, y, s, /: s * (x + y), jext.Example(X, Y, np.float32(3.0)))
+    prim.def_transpose(lambda ct, x, y, s: (s * ct, s * ct, None), linear_in=[0, 1])
+    assert result(prim, "transpose").status == "pass"
+    bad = make(
+        "bad_scaled_add", lambda x, y, s, /: s * (x + y), jext.Example(X, Y, np.float32(3.0))
+    )
+    bad.def_transpose(lambda ct, x, y, s: (s * ct, ct, None), linear_in=[0, 1])
+    got = result(bad, "transpose")
+    assert got.status == "fail" and "operand 1" in got.message
+
+
+# --- G: no operands ------------------------------------------------------------------------------
+
+
+def test_a_primitive_without_operands_is_checked_and_transformations_are_not_applicable() -> None:
+    def const(*, value: int) -> jax.Array:
+        return jnp.full((3,), value, jnp.float32)
+
+    prim = make("const", const, jext.Example(value=3))
+    report = check_report(prim)
+    by_check = {r.check: r for r in report.results}
+    for check in ("jvp", "transpose", "batching", "higher_order"):
+        assert by_check[check].status == "n/a", (check, by_check[check])
+        assert "no operands" in by_check[check].message
+    for check in ("abstract_eval", "jit", "lowering"):
+        assert by_check[check].status == "pass", by_check[check]
+    assert report.ok and report.status == "pass"
+
+
+def test_a_wrong_rule_of_a_primitive_without_operands_still_fails() -> None:
+    def const(*, value: int) -> jax.Array:
+        return jnp.full((3,), value, jnp.float32)
+
+    prim = make("bad_const", const, jext.Example(value=3))
+    prim.def_impl(lambda *, value: np.full((3,), value + 1, np.float32))
+    assert result(prim, "jit").status == "fail"
+
+
+# --- H: no examples -------------------------------------------------------------------------------
+
+
+def test_a_primitive_without_examples_is_not_checked() -> None:
+    prim = jext.primitive("check_options.no_examples")(lambda x, /: x)
+    report = check_report(prim)
+    assert {r.status for r in report.results} == {"unchecked"}
+    assert report.status == "unchecked" and report.ok  # not a failure
+    assert "declares no examples" in report.results[0].message
+    assert report.to_json()["status"] == "unchecked"
+
+
+def test_summary_counts_items_not_checked() -> None:
+    good = PrimitiveReport("a", "primitive", (CheckResult("jit", "pass"),))
+    bad = PrimitiveReport("b", "primitive", (CheckResult("jit", "fail", "wrong"),))
+    none = PrimitiveReport("c", "primitive", (CheckResult("jit", "unchecked", "no examples"),))
+    assert summary_line([good, bad, none]) == "1 passed, 1 failed, 1 not checked"
+    assert summary_line([good]) == "1 passed, 0 failed"
+    table = format_table([good, bad, none], {"primitive": ("jit",)})
+    assert "Not checked:" in table and "c: no examples" in table
+
+
+def test_jext_check_warns_about_items_not_checked_and_exits_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reports = [
+        PrimitiveReport("a", "primitive", (CheckResult("jit", "pass"),)),
+        PrimitiveReport("c", "primitive", (CheckResult("jit", "unchecked", "no examples"),)),
+    ]
+    monkeypatch.setattr("jext.testing._api.run_checks", lambda *a, **k: reports)
+    out = io.StringIO()
+    assert cli_main(["check", "-q", "--no-cache"], out=out) == 0
+    assert "1 passed, 0 failed, 1 not checked" in out.getvalue()
+    out = io.StringIO()
+    assert cli_main(["check", "-q", "--no-cache", "--json"], out=out) == 0
+    data = json.loads(out.getvalue())
+    assert data["ok"] is True and data["unchecked"] == ["c"]
+
+
+# --- I: derived sharding rules are not custom -----------------------------------------------------
+
+
+def test_listing_does_not_count_derived_rules_as_custom() -> None:
+    plain = jext.primitive("check_options.listed_plain")(lambda x, /: x + 1)
+    elementwise = jext.primitive("check_options.listed_elementwise")(lambda x, /: x + 1)
+    elementwise.def_batching_elementwise()
+    sharded = jext.primitive("check_options.listed_sharded")(lambda x, /: x + 1)
+    sharded.def_sharding("i -> i")
+    linear = jext.primitive("check_options.listed_linear")(lambda x, /: 2 * x)
+    linear.def_transpose(lambda ct, x: (2 * ct,))
+    assert plain.rules.custom_kinds() == ()
+    assert elementwise.rules.custom_kinds() == ("batching",)
+    assert sharded.rules.custom_kinds() == ("sharding",)
+    assert linear.rules.custom_kinds() == ("transpose",)
+
+
+def test_jext_list_shows_no_custom_rules_for_a_default_sharding() -> None:
+    # example.polar declares no rule at all; its sharding is the derived batch rule.
+    polar = next(p for p in listing(registry())["primitives"] if p["name"] == "example.polar")
+    assert polar["rules"]["sharding"] == "batch"
+    assert polar["custom_rules"] == []
+    out = io.StringIO()
+    assert cli_main(["list"], out=out) == 0
+    row = next(line for line in out.getvalue().splitlines() if "example.polar " in line)
+    assert row.split()[:3] == ["example.polar", "example-primitives", "-"]
