@@ -39,7 +39,7 @@ def result(prim: jext.Primitive[Any, Any], check: str) -> CheckResult:
     return run_check(prim, check, prim.examples())
 
 
-# --- F: jointly linear operands ------------------------------------------------------------------
+# --- jointly linear operands ------------------------------------------------------------------
 
 
 def _add(name: str, second: float) -> jext.Primitive[Any, Any]:
@@ -73,7 +73,7 @@ def test_transpose_keeps_nonlinear_operands_fixed() -> None:
     assert got.status == "fail" and "operand 1" in got.message
 
 
-# --- G: no operands ------------------------------------------------------------------------------
+# --- no operands ------------------------------------------------------------------------------
 
 
 def test_a_primitive_without_operands_is_checked_and_transformations_are_not_applicable() -> None:
@@ -100,7 +100,7 @@ def test_a_wrong_rule_of_a_primitive_without_operands_still_fails() -> None:
     assert result(prim, "jit").status == "fail"
 
 
-# --- H: no examples -------------------------------------------------------------------------------
+# --- no examples -------------------------------------------------------------------------------
 
 
 def test_a_primitive_without_examples_is_not_checked() -> None:
@@ -139,7 +139,7 @@ def test_jext_check_warns_about_items_not_checked_and_exits_zero(
     assert data["ok"] is True and data["unchecked"] == ["c"]
 
 
-# --- I: derived sharding rules are not custom -----------------------------------------------------
+# --- derived sharding rules are not custom -----------------------------------------------------
 
 
 def test_listing_does_not_count_derived_rules_as_custom() -> None:
@@ -165,3 +165,150 @@ def test_jext_list_shows_no_custom_rules_for_a_default_sharding() -> None:
     assert cli_main(["list"], out=out) == 0
     row = next(line for line in out.getvalue().splitlines() if "example.polar " in line)
     assert row.split()[:3] == ["example.polar", "example-primitives", "-"]
+
+
+# --- the dtypes a kernel supports -----------------------------------------------------------------
+
+
+def _float32_only(name: str) -> jext.Primitive[Any, Any]:
+    """sin, whose JVP rule is right in float32 and wrong in float64 (as a float32-only
+    kernel's would be: it is never meant to run there)."""
+    prim = make(name, lambda x, /: jnp.sin(x))
+
+    @prim.def_jvp
+    def _jvp(p: Any, t: Any) -> Any:
+        factor = 1.0 if p[0].dtype == jnp.float32 else 3.0
+        return prim(p[0]), factor * jnp.cos(p[0]) * t[0]
+
+    return prim
+
+
+def test_a_float32_only_kernel_skips_float64_with_the_reason() -> None:
+    undeclared = _float32_only("f32_undeclared")
+    got = result(undeclared, "jvp")
+    assert got.status == "fail" and "float64" in got.message
+    declared = _float32_only("f32_declared")
+    declared.def_check_options(dtypes=[np.float32])
+    got = result(declared, "jvp")
+    assert got.status == "pass", got.message
+    assert "float64 not checked: the primitive declares dtypes float32" in got.message
+    got = result(declared, "higher_order")
+    assert got.status == "pass" and "checked in float32" in got.message
+
+
+def test_an_example_declares_its_own_dtypes() -> None:
+    prim = _float32_only("f32_example")
+    prim.def_examples(lambda: [jext.Example(X).with_options(dtypes=[np.float32])])
+    assert result(prim, "jvp").status == "pass"
+
+
+def test_a_wrong_jvp_in_a_supported_dtype_still_fails() -> None:
+    prim = make("f32_wrong", lambda x, /: jnp.sin(x))
+    prim.def_jvp(lambda p, t: (prim(p[0]), 2.0 * jnp.cos(p[0]) * t[0]))
+    prim.def_check_options(dtypes=[np.float32])
+    got = result(prim, "jvp")
+    assert got.status == "fail" and "in float32" in got.message
+
+
+def test_declaring_no_float_dtype_the_checks_run_in_skips_them() -> None:
+    prim = make("bf16_only", lambda x, /: jnp.sin(x))
+    prim.def_check_options(dtypes=[jnp.bfloat16])
+    got = result(prim, "jvp")
+    assert got.status == "skip" and "neither float32 nor float64" in got.message
+
+
+def test_check_options_are_validated() -> None:
+    prim = make("validated", lambda x, /: x)
+    with pytest.raises(jext.DefinitionError, match="floating-point dtypes"):
+        prim.def_check_options(dtypes=[np.int32])
+    with pytest.raises(jext.DefinitionError, match="no check 'jvpp'"):
+        prim.def_check_options(tolerances={"jvpp": (1e-3, 1e-5)})
+    with pytest.raises(jext.DefinitionError, match=r"must be \(rtol, atol\)"):
+        jext.Example(X).with_options(tolerances={"jvp": (1e-3,)})  # type: ignore[dict-item]
+
+
+# --- tolerances per check ------------------------------------------------------------------------
+
+
+def _slightly_off(name: str) -> jext.Primitive[Any, Any]:
+    """sin with a JVP 0.1% off: wrong at the check's own tolerance in float64."""
+    prim = make(name, lambda x, /: jnp.sin(x))
+    prim.def_jvp(lambda p, t: (prim(p[0]), 1.001 * jnp.cos(p[0]) * t[0]))
+    return prim
+
+
+def test_a_declared_jvp_tolerance_replaces_the_checks_own() -> None:
+    assert result(_slightly_off("off_default"), "jvp").status == "fail"
+    loose = _slightly_off("off_loose")
+    loose.def_check_options(tolerances={"jvp": (1e-2, 1e-5)})
+    got = result(loose, "jvp")
+    assert got.status == "pass", got.message
+    per_example = _slightly_off("off_example")
+    per_example.def_examples(
+        lambda: [jext.Example(X).with_options(tolerances={"jvp": (1e-2, 1e-5)})]
+    )
+    assert result(per_example, "jvp").status == "pass"
+
+
+def test_a_loose_tolerance_still_catches_a_wrong_rule() -> None:
+    prim = make("off_by_two", lambda x, /: jnp.sin(x))
+    prim.def_jvp(lambda p, t: (prim(p[0]), 2.0 * jnp.cos(p[0]) * t[0]))
+    prim.def_check_options(tolerances={"jvp": (1e-2, 1e-5)})
+    got = result(prim, "jvp")
+    assert got.status == "fail" and "rtol 0.01" in got.message
+
+
+def test_a_declared_jit_tolerance_is_used() -> None:
+    off = make("jit_off", lambda x, /: x * 2)
+    off.def_impl(lambda x: np.asarray(x) * 2.0001)
+    assert result(off, "jit").status == "fail"
+    loose = make("jit_loose", lambda x, /: x * 2)
+    loose.def_impl(lambda x: np.asarray(x) * 2.0001)
+    loose.def_check_options(tolerances={"jit": (1e-3, 0.0)})
+    assert result(loose, "jit").status == "pass"
+
+
+def test_the_example_tolerance_replaces_the_primitives_for_that_check_only() -> None:
+    prim = _slightly_off("off_merge")
+    prim.def_check_options(tolerances={"jvp": (1e-2, 1e-5), "jit": (0.5, 0.5)})
+    prim.def_examples(lambda: [jext.Example(X).with_options(tolerances={"jvp": (1e-12, 0.0)})])
+    (example,) = prim.examples()
+    options = prim.check_options.merged(example.options)
+    assert dict(options.tolerances) == {"jvp": (1e-12, 0.0), "jit": (0.5, 0.5)}
+    assert result(prim, "jvp").status == "fail"
+
+
+# --- declared not differentiable -----------------------------------------------------------------
+
+
+def _rounded(name: str) -> jext.Primitive[Any, Any]:
+    prim = make(name, lambda x, /: jnp.round(x * 4.0))
+    prim.def_nondifferentiable()
+    return prim
+
+
+def test_a_nondifferentiable_primitive_reports_ad_checks_not_applicable() -> None:
+    prim = _rounded("rounded")
+    report = check_report(prim)
+    by_check = {r.check: r for r in report.results}
+    for check in ("jvp", "transpose", "higher_order"):
+        assert by_check[check].status == "n/a", by_check[check]
+        assert "not differentiable" in by_check[check].message
+    for check in ("abstract_eval", "jit", "batching", "lowering"):
+        assert by_check[check].status == "pass", by_check[check]
+    assert prim.rule_sources()["jvp"] == "nondifferentiable" and not prim.differentiable
+
+
+def test_differentiating_a_nondifferentiable_primitive_raises_naming_it() -> None:
+    prim = _rounded("rounded_grad")
+    with pytest.raises(jext.RuleError, match=r"'check_options\.rounded_grad' is declared not"):
+        jax.grad(lambda x: prim(x).sum())(X)
+    # Its operand's gradient stopped, it is not differentiated: it runs.
+    grad = jax.grad(lambda x: (prim(jax.lax.stop_gradient(x)) * x).sum())(X)
+    np.testing.assert_allclose(grad, np.round(X * 4.0))
+
+
+def test_a_nondifferentiable_primitive_with_a_wrong_rule_still_fails() -> None:
+    prim = _rounded("rounded_bad_batching")
+    prim.def_batching(lambda args, dims: (prim(jnp.moveaxis(args[0], dims[0], 0)), dims[0]))
+    assert result(prim, "batching").status == "fail"

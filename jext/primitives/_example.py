@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
 
+import jax.numpy as jnp
 import numpy as np
 from numpy.typing import DTypeLike
 
@@ -47,7 +48,7 @@ class CheckOptions:
             if isinstance(dtypes, str | type | np.dtype):
                 dtypes = (dtypes,)
             kinds = frozenset(np.dtype(d) for d in dtypes)
-            wrong = sorted(d.name for d in kinds if not np.issubdtype(d, np.inexact))
+            wrong = sorted(d.name for d in kinds if not jnp.issubdtype(d, jnp.inexact))
             if wrong or not kinds:
                 raise DefinitionError(
                     f"{where}: dtypes must name floating-point dtypes (e.g. [np.float32]), "
