@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -28,7 +28,8 @@ def explicit(fn: Any, *args: Any) -> Any:
     """``fn`` jitted on ``args`` sharded along mesh axis ``x`` (explicit sharding)."""
     mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Explicit,))
     with jax.set_mesh(mesh):
-        sharded = [jax.device_put(a, NamedSharding(mesh, P("x"))) for a in args]
+        spec = cast(Any, P)("x")  # PartitionSpec's constructor is untyped in some jax versions
+        sharded = [jax.device_put(a, NamedSharding(mesh, spec)) for a in args]
         return jax.typeof(jax.jit(fn)(*sharded))
 
 

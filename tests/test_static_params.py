@@ -25,7 +25,8 @@ def test_options_pass_as_a_tuple_of_pairs() -> None:
     @jext.primitive("static_params.affine")
     def affine(x: jax.Array, /, *, options: tuple[tuple[str, Any], ...] = ()) -> jax.Array:
         opts = dict(options)
-        return x * opts.get("scale", 1.0) + opts.get("shift", 0.0)
+        scale, shift = float(opts.get("scale", 1.0)), float(opts.get("shift", 0.0))
+        return x * scale + shift
 
     x = np.arange(3.0, dtype=np.float32)
     options = tuple(sorted({"shift": 1.0, "scale": 2.0}.items()))

@@ -445,7 +445,9 @@ class Primitive(Generic[P, R]):
         leading axes (``...``, aligned from the right) are shared by operand 0 and the
         result.  A factor may be split when each shard can compute its part alone; list
         the others (a reduction axis, an axis the kernel scans) in ``need_replication``.
-        A factor missing from the operands or from the results is never split.
+        A factor missing from the operands or from the results is never split.  Where an
+        operand may be None (``def f(x, s=None, /)``), the rule may name each declared
+        operand instead: a None operand's entry is dropped with its factors.
 
         Traceable rules and the reference need no sharding rule (the partitioner sees
         their operations); for FFI and raw MLIR rules, which it cannot see into, jext
