@@ -312,3 +312,49 @@ def test_a_nondifferentiable_primitive_with_a_wrong_rule_still_fails() -> None:
     prim = _rounded("rounded_bad_batching")
     prim.def_batching(lambda args, dims: (prim(jnp.moveaxis(args[0], dims[0], 0)), dims[0]))
     assert result(prim, "batching").status == "fail"
+
+
+def _off_by(check: str, factor: float, name: str) -> jext.Primitive[Any, Any]:
+    """A primitive whose rule for ``check`` is ``factor`` times the right one."""
+    if check == "transpose":
+        prim = make(name, lambda x, /: jnp.cumsum(x))
+        prim.def_transpose(lambda ct, x: (factor * jnp.flip(jnp.cumsum(jnp.flip(ct))),))
+    elif check == "batching":
+        prim = make(name, lambda x, /: jnp.sin(x))
+        prim.def_batching(lambda args, dims: (factor * jnp.sin(args[0]), dims[0]))
+    elif check == "lowering":
+        prim = make(name, lambda x, /: 2.0 * x)
+        prim.def_lowering(lambda x: factor * 2.0 * x, platform="tpu")
+    else:  # the first derivative right, the second ``factor`` times the right one
+        prim = make(name, lambda x, /: jnp.sin(x))
+
+        @prim.def_jvp
+        def _jvp(p: Any, t: Any) -> Any:
+            cos = jnp.cos(p[0])
+            return prim(p[0]), (factor * cos - (factor - 1) * jax.lax.stop_gradient(cos)) * t[0]
+
+    return prim
+
+
+@pytest.mark.parametrize("check", ["transpose", "batching", "lowering", "higher_order"])
+def test_each_check_takes_its_declared_tolerance(check: str) -> None:
+    assert result(_off_by(check, 1.001, f"off_{check}"), check).status == "fail"
+    loose = _off_by(check, 1.001, f"loose_{check}")
+    loose.def_check_options(tolerances={check: (1e-2, 1e-4)})
+    got = result(loose, check)
+    assert got.status == "pass", got.message
+    wrong = _off_by(check, 1.5, f"wrong_{check}")
+    wrong.def_check_options(tolerances={check: (1e-2, 1e-4)})
+    assert result(wrong, check).status == "fail"
+
+
+def test_items_not_checked_are_skipped_by_the_pytest_plugin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Imported here: at the top of the module pytest would collect it as a test of its own.
+    from jext.testing import test_jext_conformance
+
+    report = PrimitiveReport("c", "primitive", (CheckResult("jit", "unchecked", "no examples"),))
+    monkeypatch.setattr("jext.testing._api.run_checks", lambda *a, **k: [report])
+    with pytest.raises(pytest.skip.Exception, match="c: no examples"):
+        test_jext_conformance(("primitive", "c"))
