@@ -180,14 +180,15 @@ class Rules:
         """The rule kinds the author declared, in :meth:`sources` order: a rule derived from
         another declaration (a linear JVP from the transpose, an elementwise or batch
         sharding rule) or from the reference is not one of them."""
-        derived = {"default", "none", "linear", "elementwise", "batch"}
-        sources = self.sources()
-        # "elementwise" is declared for batching (def_batching_elementwise), derived for
-        # sharding (from that declaration).
+        derived = {
+            "jvp": {"default", "linear"},
+            "transpose": {"none"},
+            "sharding": {"elementwise", "batch"},
+        }
         return tuple(
             kind
-            for kind, source in sources.items()
-            if source not in derived or (kind == "batching" and source != "default")
+            for kind, source in self.sources().items()
+            if source not in derived.get(kind, {"default"})
         )
 
     @property

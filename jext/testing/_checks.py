@@ -1109,7 +1109,7 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
             check in _DIFFERENTIATING and not case.prim.differentiable
         ):
             continue  # not applicable
-        if name in _UNSUPPORTED and not case.supports(_UNSUPPORTED[name]):
+        if name in _PROGRAM_DTYPE and not case.supports(_PROGRAM_DTYPE[name]):
             continue  # a dtype the primitive does not support: the check says so
         try:
             parts[name] = build()
@@ -1118,8 +1118,8 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
     return parts
 
 
-# The shared programs that run in one dtype only.
-_UNSUPPORTED: Final = {
+# The dtype of each shared program that a declaration of dtypes may leave out.
+_PROGRAM_DTYPE: Final = {
     "jvp float32": np.dtype(np.float32),
     "jvp float64": np.dtype(np.float64),
     "higher_order float64": np.dtype(np.float64),

@@ -14,6 +14,7 @@ __all__ = [
     "CheckSkipped",
     "CheckStatus",
     "PrimitiveReport",
+    "ReportStatus",
     "describe_error",
     "first_line",
     "format_table",
@@ -92,7 +93,8 @@ def _nonfinite(value: float | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """The outcome of one named check: pass, fail or skip, why, and the largest error seen."""
+    """The outcome of one named check: its :data:`CheckStatus`, why, and the largest error
+    seen."""
 
     check: str
     status: CheckStatus
