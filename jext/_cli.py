@@ -54,6 +54,7 @@ def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
                 "name": name,
                 "plugin": owners[name],
                 "rules": prim.rule_sources(),
+                "custom_rules": list(prim.rules.custom_kinds()),
                 "platforms": prim.lowering_platforms(),
             }
             for name, prim in reg.primitives().items()
@@ -140,7 +141,7 @@ def _print_listing(data: dict[str, list[dict[str, Any]]], out: TextIO) -> None:
             [
                 p["name"],
                 p["plugin"],
-                ", ".join(k for k, v in p["rules"].items() if v not in ("default", "none")) or "-",
+                ", ".join(p["custom_rules"]) or "-",
                 ", ".join(
                     plat if rule == "reference" else f"{plat}:{rule}"
                     for plat, rule in p["platforms"].items()
@@ -234,7 +235,7 @@ def _csv(value: str) -> list[str]:
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from jext.testing._api import KIND_CHECKS, run_checks
     from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir
-    from jext.testing._report import CheckResult, format_table
+    from jext.testing._report import CheckResult, format_table, summary_line
 
     err = sys.stderr
 
@@ -260,9 +261,20 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         except JextError as exc:
             print(f"jext check: {exc}", file=err)
             return 2
+    unchecked = [r.name for r in reports if r.status == "unchecked"]
+    if unchecked:  # not a failure: the exit code stays 0, the user is told
+        print(
+            f"jext check: warning: {len(unchecked)} item(s) not checked (no examples): "
+            f"{', '.join(unchecked)}",
+            file=err,
+        )
     if args.json:
         json.dump(
-            {"ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]},
+            {
+                "ok": all(r.ok for r in reports),
+                "unchecked": unchecked,
+                "reports": [r.to_json() for r in reports],
+            },
             out,
             indent=2,
             allow_nan=False,  # strict JSON: reports hold null (and a flag) for inf and nan
@@ -270,8 +282,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         print(file=out)
     else:
         print(format_table(reports, KIND_CHECKS), file=out)
-        failed = sum(1 for r in reports if not r.ok)
-        print(f"\n{len(reports) - failed} passed, {failed} failed", file=out)
+        print(f"\n{summary_line(reports)}", file=out)
     return 0 if all(r.ok for r in reports) else 1
 
 

@@ -44,10 +44,11 @@ def test_good_primitive_passes_every_check() -> None:
     assert report.details["platforms"] == dict.fromkeys(("cpu", "cuda", "rocm", "tpu"), "reference")
 
 
-def test_without_examples_every_check_is_skipped_with_the_reason() -> None:
+def test_without_examples_nothing_is_checked_and_the_report_says_why() -> None:
     prim = jext.primitive("checks.no_examples")(lambda x, /: x)
     report = jext.testing.check_primitive(prim)
-    assert {r.status for r in report.results} == {"skip"}
+    assert {r.status for r in report.results} == {"unchecked"}
+    assert report.status == "unchecked"
     assert "declares no examples" in report.results[0].message
 
 

@@ -13,7 +13,7 @@ import jext.lowering
 import jext.typing
 from jext import _errors
 from jext.lowering import _export
-from jext.primitives import _markers, _primitive
+from jext.primitives import _example, _markers, _primitive
 
 # jext.primitives() is the registry's function; the subpackage of that name is reached by import.
 FACADES = [
@@ -47,6 +47,9 @@ def test_facade_hands_out_the_implementation_objects() -> None:
     assert jext.LinearOperand is _markers.LinearOperand is jext.typing.LinearOperand
     assert jext.JextError is _errors.JextError
     assert jext.lowering.export is _export.export
+    primitives = importlib.import_module("jext.primitives")
+    assert primitives.CheckOptions is _example.CheckOptions
+    assert jext.Example is primitives.Example is _example.Example
 
 
 def test_error_hierarchy() -> None:

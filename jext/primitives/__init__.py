@@ -1,5 +1,6 @@
 """Defining JAX primitives from reference implementations: ``jext.primitive`` and its rules."""
 
+from jext.primitives._example import CheckOptions as CheckOptions
 from jext.primitives._example import Example as Example
 from jext.primitives._markers import LinearOperand as LinearOperand
 from jext.primitives._markers import SymbolicZero as SymbolicZero
@@ -11,6 +12,7 @@ from jext.primitives._primitive import primitive as primitive
 
 __all__ = [
     "CACHE_SIZE",
+    "CheckOptions",
     "Example",
     "LinearOperand",
     "LoweringInfo",

@@ -124,7 +124,7 @@ def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     if declared is None or template is None:
         return batched
     # The result types carry the shardings the author's rule gives.
-    rule = concrete_rule(core.name, declared, per_example, outs, form.levels)
+    rule = concrete_rule(core.name, declared, per_example, outs, form.levels, in_tree=form.in_tree)
     out_axes = explicit_result_axes(core.name, declared.text, rule, axes)
     return [
         _jax.with_mesh_axes(o, a, like=template) for o, a in zip(batched, out_axes, strict=True)
@@ -153,7 +153,9 @@ def check_explicit_operands(core: Core, form: Form, avals: Sequence[Any]) -> Non
     if all(x is None for x in axes):
         return
     per_example = unbatched_avals(avals, form.levels)
-    operands_only = concrete_rule(core.name, declared, per_example, None, form.levels)
+    operands_only = concrete_rule(
+        core.name, declared, per_example, None, form.levels, in_tree=form.in_tree
+    )
     explicit_result_axes(core.name, declared.text, operands_only, axes)
 
 

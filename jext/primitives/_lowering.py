@@ -133,6 +133,7 @@ def _lower_partitioned(
         avals_in=per_example,
         avals_out=outs,
         levels=form.levels,
+        in_tree=form.in_tree,
     )
     if rule is None or not rule.splittable:
         return None

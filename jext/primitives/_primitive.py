@@ -19,9 +19,10 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, final, overload
 import jax
 import numpy as np
 from jax import tree_util
+from numpy.typing import DTypeLike
 
 from jext import _jax
-from jext._errors import DefinitionError, DuplicateNameError
+from jext._errors import DefinitionError, DuplicateNameError, RuleError
 from jext.primitives import _abstract, _ad, _batching, _lowering
 from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
 from jext.primitives._core import (
@@ -33,8 +34,9 @@ from jext.primitives._core import (
     parse_form,
     typed_key,
 )
-from jext.primitives._example import Example
+from jext.primitives._example import CheckOptions, Example
 from jext.primitives._rules import (
+    NONDIFFERENTIABLE_ATTR,
     LoweringEntry,
     LoweringInfo,
     Rule,
@@ -193,6 +195,7 @@ class Primitive(Generic[P, R]):
         self._core = core = Core(name, reference, Rules(reference_platforms=reference_platforms))
         self._calls: LruCache[Any, _PreparedCall] = LruCache()
         self._examples: Callable[[], Iterable[Example]] | None = None
+        self._check_options = CheckOptions()
         self._freeze_lock = threading.RLock()
         self._twin: Primitive[..., Any] | None = None
         functools.update_wrapper(self, reference)
@@ -504,7 +507,9 @@ class Primitive(Generic[P, R]):
         leading axes (``...``, aligned from the right) are shared by operand 0 and the
         result.  A factor may be split when each shard can compute its part alone; list
         the others (a reduction axis, an axis the kernel scans) in ``need_replication``.
-        A factor missing from the operands or from the results is never split.
+        A factor missing from the operands or from the results is never split.  Where an
+        operand may be None (``def f(x, s=None, /)``), the rule may name each declared
+        operand instead: a None operand's entry is dropped with its factors.
 
         Traceable rules and the reference need no sharding rule (the partitioner sees
         their operations); for FFI and raw MLIR rules, which it cannot see into, jext
@@ -601,6 +606,59 @@ class Primitive(Generic[P, R]):
                     f"examples of primitive {self.name!r} must be jext.Example objects, got {ex!r}"
                 )
         return examples
+
+    def def_check_options(
+        self,
+        *,
+        dtypes: Iterable[DTypeLike] | None = None,
+        tolerances: Mapping[str, tuple[float, float]] | None = None,
+    ) -> None:
+        """Tell the checks what the primitive supports (an example's own
+        ``Example.with_options`` replaces these for that example):
+
+        - ``dtypes``: the floating-point dtypes its kernels support; the ``jvp`` and
+          ``higher_order`` checks skip the others (float32, float64) and say so;
+        - ``tolerances``: ``(rtol, atol)`` per check name (``"jit"``, ``"jvp"``,
+          ``"transpose"``, ``"batching"``, ``"lowering"``, ``"higher_order"``), in place
+          of the check's own, in every dtype it runs in.
+
+        Like examples, these are not rules: they may be declared at any time.  Raises
+        :class:`jext.DefinitionError` for a dtype that is not floating-point, an unknown
+        check, or a tolerance that is not two numbers >= 0.
+
+        Example::
+
+            rms_norm.def_check_options(dtypes=[np.float32], tolerances={"jvp": (1e-3, 1e-5)})
+        """
+        where = f"check options of primitive {self.name!r}"
+        self._check_options = CheckOptions.make(where, dtypes=dtypes, tolerances=tolerances)
+
+    @property
+    def check_options(self) -> CheckOptions:
+        """What :meth:`def_check_options` declared (nothing: every dtype, the checks' own
+        tolerances)."""
+        return self._check_options
+
+    def def_nondifferentiable(self) -> None:
+        """Declare that the primitive has no derivative (an integer-valued kernel, a
+        kernel JAX cannot differentiate): differentiating it raises
+        :class:`jext.RuleError` naming it, and the ``jvp``, ``transpose`` and
+        ``higher_order`` checks report it not applicable.  Replaces any JVP rule."""
+        name = self.name
+
+        def not_differentiable(primals: Any, tangents: Any) -> Any:
+            raise RuleError(
+                f"primitive {name!r} is declared not differentiable (def_nondifferentiable); "
+                "stop the gradient before it (jax.lax.stop_gradient) or define a JVP rule"
+            )
+
+        not_differentiable.__dict__[NONDIFFERENTIABLE_ATTR] = True  # read by the rules record
+        self._define("nondifferentiable", jvp=self._rule("jvp", not_differentiable, 2))
+
+    @property
+    def differentiable(self) -> bool:
+        """False after :meth:`def_nondifferentiable`."""
+        return self._core.rules.sources()["jvp"] != "nondifferentiable"
 
     # --- introspection (read from the rules record) ---------------------------------------
 

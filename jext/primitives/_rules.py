@@ -16,6 +16,7 @@ from jext.primitives._signature import RuleArity
 __all__ = [
     "FFI_TARGET_ATTR",
     "GPU_PLATFORMS",
+    "NONDIFFERENTIABLE_ATTR",
     "BatchingKind",
     "LoweringEntry",
     "LoweringInfo",
@@ -31,6 +32,9 @@ _EVERY_PLATFORM: Final[frozenset[str | None]] = frozenset((*_jax.PLATFORMS, None
 
 FFI_TARGET_ATTR: Final = "jext_ffi_target"
 """The attribute naming the FFI target of a rule made by ``jext.lowering.ffi_rule``."""
+
+NONDIFFERENTIABLE_ATTR: Final = "jext_nondifferentiable"
+"""The attribute marking the JVP rule ``Primitive.def_nondifferentiable`` declares."""
 
 BatchingKind = Literal["default", "custom", "elementwise", "leading_axis"]
 
@@ -158,12 +162,34 @@ class Rules:
         return {
             "abstract_eval": source(self.abstract_eval),
             "impl": source(self.impl),
-            "jvp": source(self.jvp) if self.jvp or self.transpose is None else "linear",
+            "jvp": self._jvp_source(),
             "transpose": "none" if self.transpose is None else "custom",
             "batching": self.batching_kind,
             "lowering": ("custom:" + ",".join(custom)) if custom else "default",
             "sharding": self.sharding_source,
         }
+
+    def _jvp_source(self) -> str:
+        if self.jvp is not None and getattr(self.jvp.fn, NONDIFFERENTIABLE_ATTR, False):
+            return "nondifferentiable"
+        if self.jvp is None and self.transpose is not None:
+            return "linear"
+        return "default" if self.jvp is None else "custom"
+
+    def custom_kinds(self) -> tuple[str, ...]:
+        """The rule kinds the author declared, in :meth:`sources` order: a rule derived from
+        another declaration (a linear JVP from the transpose, an elementwise or batch
+        sharding rule) or from the reference is not one of them."""
+        derived = {
+            "jvp": {"default", "linear"},
+            "transpose": {"none"},
+            "sharding": {"elementwise", "batch"},
+        }
+        return tuple(
+            kind
+            for kind, source in self.sources().items()
+            if source not in derived.get(kind, {"default"})
+        )
 
     @property
     def sharding_source(self) -> Literal["custom", "elementwise", "batch"]:

@@ -36,6 +36,7 @@ __all__ = [
     "equation_rule",
     "explicit_result_axes",
     "parse_rule",
+    "present_operands",
 ]
 
 ELLIPSIS: Final = "..."
@@ -153,30 +154,60 @@ class Concrete:
         return [d for d, f in enumerate(self.operands[operand]) if f not in self.need_replication]
 
 
+def present_operands(
+    rule: ShardingRule, n_flat: int, in_tree: Any = None
+) -> tuple[tuple[str, ...], ...]:
+    """The rule's operand entries for an equation of ``n_flat`` flat operands.
+
+    A rule names each flat operand; a primitive with an optional operand (``s=None``) may
+    instead name each declared operand: where ``in_tree`` (the operands' tree) has one
+    child per entry of the rule, each an array or None, the entries of the None operands
+    are dropped with their factors.  Otherwise the entries as declared (a count that
+    does not match is the caller's error to report).
+    """
+    children = () if in_tree is None else in_tree.children()
+    if len(children) != len(rule.operands):
+        return rule.operands
+    leaves = [child.num_leaves for child in children]
+    if sum(leaves) != n_flat or any(n > 1 for n in leaves):
+        return rule.operands
+    return tuple(v for v, n in zip(rule.operands, leaves, strict=True) if n == 1)
+
+
 def concrete_rule(
     name: str,
     rule: ShardingRule,
     avals_in: Sequence[Any],
     avals_out: Sequence[Any] | None,
     levels: Sequence[Level] = (),
+    *,
+    in_tree: Any = None,
 ) -> Concrete:
     """``rule`` for operands and results of these (per-example) avals, under ``levels``.
 
     With ``avals_out=None``, for the operands only (results empty, and only the declared
-    factors kept whole).  Raises RuleError when the rule does not fit the avals (count,
-    rank or a factor whose sizes disagree).
+    factors kept whole).  ``in_tree`` (the operands' tree) lets a rule count the operands
+    as the primitive declares them: see :func:`present_operands`.  Raises RuleError when
+    the rule does not fit the avals (count, rank or a factor whose sizes disagree).
     """
     where = f"sharding rule {rule.text!r} of primitive {name!r}"
+    rule_operands = present_operands(rule, len(avals_in), in_tree)
     for kind, vals, avals in (
-        ("operand", rule.operands, avals_in),
+        ("operand", rule_operands, avals_in),
         ("result", rule.results, avals_out or ()),
     ):
         if avals_out is None and kind == "result":
             continue
         if len(vals) != len(avals):
+            hint = (
+                ". A rule names each flat operand, or each declared operand where one may "
+                "be None (its factors are then dropped)"
+                if kind == "operand"
+                else ""
+            )
             raise RuleError(
                 f"{where} has {len(vals)} {kind}(s), but the primitive has {len(avals)} flat "
-                f"{kind}(s) here ({', '.join(_jax.aval_str(a) for a in avals)})"
+                f"{kind}(s) here ({', '.join(_jax.aval_str(a) for a in avals)}){hint}"
             )
     sizes: dict[str, int] = {}
     fresh = iter(range(1 << 30))
@@ -204,7 +235,7 @@ def concrete_rule(
 
     operands = [
         expand("operand", i, v, a)
-        for i, (v, a) in enumerate(zip(rule.operands, avals_in, strict=True))
+        for i, (v, a) in enumerate(zip(rule_operands, avals_in, strict=True))
     ]
     if avals_out is None:
         ops = _with_levels(operands, [], set(), levels).operands
@@ -297,11 +328,13 @@ def equation_rule(
     avals_in: Sequence[Any],
     avals_out: Sequence[Any],
     levels: Sequence[Level],
+    in_tree: Any = None,
 ) -> Concrete | None:
     """The rule of one equation: declared, derived for an elementwise primitive, or only
-    ``vmap``'s batch axes (None: nothing may be split).  Avals are per example."""
+    ``vmap``'s batch axes (None: nothing may be split).  Avals are per example;
+    ``in_tree`` is the operands' tree (see :func:`present_operands`)."""
     if declared is not None:
-        return concrete_rule(name, declared, avals_in, avals_out, levels)
+        return concrete_rule(name, declared, avals_in, avals_out, levels, in_tree=in_tree)
     derived = elementwise_rule(avals_in, avals_out, levels) if elementwise else None
     if derived is None and levels:
         derived = batch_rule(avals_in, avals_out, levels)

@@ -65,9 +65,15 @@ class OperandSignature:
                     )
                 params[p.name] = p.default
             else:  # VAR_KEYWORD
+                # A static param is part of the equation (and of every cache key) by name,
+                # so the set of names is fixed when the primitive is defined.
                 raise DefinitionError(
                     f"primitive {primitive!r}: '**{p.name}' is not allowed; declare every "
-                    "static param as a keyword-only parameter after '*'"
+                    "static param as a keyword-only parameter after '*' (an FFI handler's "
+                    "dictionary attributes have fixed keys: one keyword-only param per key, "
+                    "which jext.lowering.ffi_rule passes by name), or take an open set of "
+                    "options as one static param holding a hashable tuple of (key, value) "
+                    f"pairs, e.g. {p.name}=tuple(sorted(options.items())). See docs/native.md"
                 )
         return cls(primitive, tuple(names), tuple(defaults), variadic, params)
 

@@ -63,7 +63,8 @@ def check_primitive(
     """Run the conformance checks on ``prim`` (an object or a registered name).
 
     Raises ``AssertionError`` with a readable report if any check fails; returns the
-    report otherwise (skipped checks say why).
+    report otherwise (a check that did not run says why: ``skip``, ``n/a``, or
+    ``unchecked`` when the primitive declares no examples).
 
     Example:
 

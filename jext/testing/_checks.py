@@ -21,9 +21,11 @@ from jext._errors import LoweringError, RuleError, TransposeError
 from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
 from jext.primitives import Example, LoweringInfo, Primitive
+from jext.primitives._example import CheckOptions
 from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
+    CheckNotApplicable,
     CheckResult,
     CheckSkipped,
     PrimitiveReport,
@@ -150,6 +152,47 @@ class _Case:
 
     def inexact(self) -> list[int]:
         return [i for i, x in enumerate(self.leaves) if _is_inexact(x)]
+
+    @property
+    def options(self) -> CheckOptions:
+        """What the primitive and this example declare about the checks (the example's
+        declarations win)."""
+        return self.prim.check_options.merged(self.example.options)
+
+    def tol(self, check: str, default: tuple[float, float]) -> tuple[float, float]:
+        """The (rtol, atol) ``check`` compares with: declared, else ``default``."""
+        return self.options.tolerances.get(check, default)
+
+    def same(self, check: str) -> Callable[[Any], tuple[float, float]]:
+        """The tolerance by dtype of ``check``'s comparisons of two computations of the
+        same values: declared, else the jit-vs-eager table."""
+        declared = self.options.tolerances.get(check)
+        if declared is not None:
+            return lambda _: declared
+        return lambda dtype: _tolerance(dtype, _SAME)
+
+    def supports(self, dtype: Any) -> bool:
+        """Whether the primitive declares ``dtype`` supported (all, when it declares none)."""
+        dtypes = self.options.dtypes
+        return dtypes is None or np.dtype(dtype) in dtypes
+
+    def applies(self, check: str) -> None:
+        """CheckNotApplicable where ``check`` transforms operands the primitive lacks, or
+        differentiates a primitive declared not differentiable."""
+        if not self.leaves and check in _TRANSFORMING:
+            raise CheckNotApplicable(f"no operands: nothing to {_TRANSFORMING[check]}")
+        if check in _DIFFERENTIATING and not self.prim.differentiable:
+            raise CheckNotApplicable("not differentiable (declared with def_nondifferentiable)")
+
+
+# The checks that transform operands (what they do to them), and those that differentiate.
+_TRANSFORMING: Final = {
+    "jvp": "differentiate",
+    "transpose": "transpose",
+    "batching": "batch",
+    "higher_order": "differentiate",
+}
+_DIFFERENTIATING: Final = frozenset({"jvp", "transpose", "higher_order"})
 
 
 def _is_inexact(x: Any) -> bool:
@@ -289,14 +332,28 @@ def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
     eager = case.eager()
     jitted = case.run("values", "jit", (case.call_flat, case.leaves))
-    return _compare(jitted, eager, "jit vs eager")
+    return _compare(jitted, eager, "jit vs eager", tol=case.same("jit"))
 
 
 def check_jvp(case: _Case) -> float | None:
-    """The JVP agrees with central finite differences, in float32 and (where it runs) float64."""
+    """The JVP agrees with central finite differences, in float32 and (where it runs)
+    float64, each where the primitive declares it supported."""
+    case.applies("jvp")
     if not case.inexact():
         raise CheckSkipped("no floating-point operand to differentiate")
+    dtypes = [d for d in (np.float32, np.float64) if case.supports(d)]
+    if not dtypes:
+        raise CheckSkipped(
+            f"the primitive supports neither float32 nor float64 ({_declared(case)})"
+        )
+    if np.float32 not in dtypes:
+        case.notes.append(f"float32 not checked: {_declared(case)}")
+        with _x64():
+            return _jvp_at(case, np.float64)
     worst = _jvp_at(case, np.float32)
+    if np.float64 not in dtypes:
+        case.notes.append(f"float64 not checked: {_declared(case)}")
+        return worst
     with _x64():
         try:
             return max(worst, _jvp_at(case, np.float64))
@@ -305,6 +362,11 @@ def check_jvp(case: _Case) -> float | None:
         except Exception as err:  # a primitive may not support float64: checked in float32
             case.notes.append(f"float64 not checked: it raised {type(err).__name__}")
             return worst
+
+
+def _declared(case: _Case) -> str:
+    dtypes = sorted(d.name for d in case.options.dtypes or ())
+    return f"the primitive declares dtypes {', '.join(dtypes)}"
 
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
@@ -345,7 +407,7 @@ def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[
 
 
 def _jvp_finish(case: _Case, dtype: Any, tangent: Any, fd: Any, finite: Any) -> float:
-    _, rtol, atol = _FD[np.dtype(dtype)]
+    rtol, atol = case.tol("jvp", _FD[np.dtype(dtype)][1:])
     masks = [np.asarray(m) for m in tree_util.tree_leaves(finite)]
     skipped = sum(int(m.size - m.sum()) for m in masks)
     if skipped:
@@ -377,6 +439,7 @@ def _masked(tree: Any, masks: Sequence[np.ndarray[Any, Any]]) -> Any:
 
 def check_transpose(case: _Case) -> float | None:
     """The transpose is the adjoint (dot-product test); reverse mode agrees with forward mode."""
+    case.applies("transpose")
     active = case.inexact()
     if not active:
         raise CheckSkipped("no floating-point operand to differentiate")
@@ -398,40 +461,65 @@ def check_transpose(case: _Case) -> float | None:
 
 
 def _adjoint_test(case: _Case) -> float:
+    """``<ct, f(x)> == sum_i <f^T(ct)_i, x_i>`` for ``f`` the primitive as a function of its
+    floating-point ``linear_in`` operands together (jointly linear: varying one alone with
+    the others at their example values is affine), the other operands fixed."""
     operands = case.example.operands
-    linear = case.prim.linear_in
-    indices = range(len(operands)) if linear is None else linear
-    rng = _rng(case.prim.name, "transpose")
-    worst = 0.0
-    tested = 0
-    for i in indices:
-        if not all(_is_inexact(x) for x in tree_util.tree_leaves(operands[i])):
-            continue
-
-        def f_i(x: Any, i: int = i) -> Any:
-            full = list(operands)
-            full[i] = x
-            return case.prim(*full, **case.example.params)
-
-        x = operands[i]
-        y = f_i(x)
-        ct = jax.tree.map(lambda v: _random_like(rng, v), y)
-        (x_ct,) = jax.jit(jax.linear_transpose(f_i, x))(ct)
-        lhs = _vdot(ct, y)
-        rhs = _vdot(x_ct, x)
-        err = abs(lhs - rhs)
-        worst = max(worst, err)
-        rtol = _tolerance(jnp.result_type(*tree_util.tree_leaves(y)), _SAME)[0] * 10
-        if err > rtol * (abs(lhs) + abs(rhs)) + 1e-6:
-            raise CheckFailure(
-                f"transpose of operand {i} is not the adjoint: <ct, f(x)> = {lhs:.6g} but "
-                f"<f^T(ct), x> = {rhs:.6g}",
-                err,
-            )
-        tested += 1
-    if not tested:
+    linear = range(len(operands)) if case.prim.linear_in is None else case.prim.linear_in
+    varied = [i for i in linear if all(_is_inexact(x) for x in tree_util.tree_leaves(operands[i]))]
+    if not varied:
         raise CheckSkipped("no floating-point linear operand")
-    return worst
+
+    def f(*xs: Any) -> Any:
+        full = list(operands)
+        for i, x in zip(varied, xs, strict=True):
+            full[i] = x
+        return case.prim(*full, **case.example.params)
+
+    xs = [operands[i] for i in varied]
+    y = f(*xs)
+    rng = _rng(case.prim.name, "transpose")
+    ct = jax.tree.map(lambda v: _random_like(rng, v), y)
+    x_cts = jax.jit(jax.linear_transpose(f, *xs))(ct)
+    lhs = _vdot(ct, y)
+    terms = [_vdot(x_ct, x) for x_ct, x in zip(x_cts, xs, strict=True)]
+    rhs = sum(terms)
+    err = abs(lhs - rhs)
+    dtype = jnp.result_type(*tree_util.tree_leaves(y))
+    rtol, atol = case.tol("transpose", (_tolerance(dtype, _SAME)[0] * 10, 1e-6))
+    if err <= rtol * (abs(lhs) + sum(abs(t) for t in terms)) + atol:
+        return err
+    what = "of operand" if len(varied) == 1 else "of operands"
+    blame = _blame(f, varied, xs, ct, terms, (rtol, atol))
+    raise CheckFailure(
+        f"transpose {what} {', '.join(map(str, varied))} is not the adjoint: <ct, f(x)> = "
+        f"{lhs:.6g} but sum_i <f^T(ct)_i, x_i> = {rhs:.6g}{blame}",
+        err,
+    )
+
+
+def _blame(
+    f: Callable[..., Any],
+    varied: Sequence[int],
+    xs: Sequence[Any],
+    ct: Any,
+    terms: Sequence[float],
+    tol: tuple[float, float],
+) -> str:
+    """Which operand's cotangent is wrong: ``<ct, f(0, .., x_i, .., 0)>`` against
+    ``<f^T(ct)_i, x_i>`` (with the other linear operands zero, ``f`` is linear in ``x_i``)."""
+    if len(xs) < 2:
+        return ""
+    wrong = []
+    for i, term in enumerate(terms):
+        alone = [x if j == i else jax.tree.map(np.zeros_like, x) for j, x in enumerate(xs)]
+        try:
+            lhs = _vdot(ct, f(*alone))
+        except Exception:  # localising is a courtesy: the joint test already failed
+            return ""
+        if abs(lhs - term) > tol[0] * (abs(lhs) + abs(term)) + tol[1]:
+            wrong.append(f"operand {varied[i]}: <ct, f> {lhs:.6g} vs <f^T(ct), x> {term:.6g}")
+    return f" ({'; '.join(wrong)})" if wrong else ""
 
 
 def _vdot(a: Any, b: Any) -> float:
@@ -443,7 +531,7 @@ def _vdot(a: Any, b: Any) -> float:
 
 def _jacrev_vs_jacfwd(case: _Case) -> float:
     fwd, rev = case.run("float32", "jacrev", _jacrev_program(case))
-    return _compare(rev, fwd, "jacrev vs jacfwd", tol=lambda d: _tolerance(d, _SAME))
+    return _compare(rev, fwd, "jacrev vs jacfwd", tol=case.same("transpose"))
 
 
 def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
@@ -478,6 +566,7 @@ def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
 
 def check_batching(case: _Case) -> float | None:
     """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
+    case.applies("batching")
     batches = _Batches(case)
     got, got_nested = case.run("float32", "batching", batches.program())
     configs, inputs, inner, nested = batches.configs, batches.inputs, batches.inner, batches.nested
@@ -486,13 +575,19 @@ def check_batching(case: _Case) -> float | None:
     worst = 0.0
     for (label, axes), args, out in zip(configs, inputs, got, strict=True):
         want = _loop(case.call_flat, args, axes, _BATCH)
-        worst = max(worst, _compare(out, want, f"vmap ({label}, in_axes={tuple(axes)}) vs a loop"))
+        what = f"vmap ({label}, in_axes={tuple(axes)}) vs a loop"
+        worst = max(worst, _compare(out, want, what, tol=case.same("batching")))
     want_nested = _loop(
         lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * n_leaves, 2
     )
     return max(
         worst,
-        _compare(got_nested, want_nested, f"nested vmap (inner in_axes={tuple(inner)}) vs a loop"),
+        _compare(
+            got_nested,
+            want_nested,
+            f"nested vmap (inner in_axes={tuple(inner)}) vs a loop",
+            tol=case.same("batching"),
+        ),
     )
 
 
@@ -616,7 +711,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             worst = max(
                 worst,
                 _compare(
-                    got, want, f"{platform} rule {info.label} vs the reference", tol=_rule_tol
+                    got, want, f"{platform} rule {info.label} vs the reference", tol=_rule_tol(case)
                 ),
             )
         if info.kind == "traceable" and platform != here:
@@ -630,7 +725,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
         got = tree_util.tree_unflatten(
             tree_util.tree_structure(want), tree_util.tree_leaves(results.get("export"))
         )
-        worst = max(worst, _compare(got, want, "CPU export vs the reference", tol=_rule_tol))
+        worst = max(worst, _compare(got, want, "CPU export vs the reference", tol=_rule_tol(case)))
     return worst
 
 
@@ -768,11 +863,19 @@ def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
     return export_for(case.call_flat, *case.leaves, platforms=platforms)
 
 
-def _rule_tol(dtype: Any) -> tuple[float, float]:
-    # Another formulation of the same function (a kernel summing in another order) may
-    # round differently: ten times the jit-vs-eager tolerance.
-    rtol, atol = _tolerance(dtype, _SAME)
-    return rtol * 10, atol * 10
+def _rule_tol(case: _Case) -> Callable[[Any], tuple[float, float]]:
+    """The tolerance by dtype of a platform rule against the reference: declared for the
+    ``lowering`` check, else ten times the jit-vs-eager tolerance (another formulation of
+    the same function, a kernel summing in another order, may round differently)."""
+    declared = case.options.tolerances.get("lowering")
+    if declared is not None:
+        return lambda _: declared
+
+    def tol(dtype: Any) -> tuple[float, float]:
+        rtol, atol = _tolerance(dtype, _SAME)
+        return rtol * 10, atol * 10
+
+    return tol
 
 
 @functools.cache
@@ -807,7 +910,7 @@ def _traceable_rule_parts(
     rule = _flat_call(case, info.fn)
     key = info.platform
     parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {f"{key} jit": (rule, case.leaves)}
-    if info.batching == "vmap":
+    if info.batching == "vmap" and case.leaves:  # vmap needs an operand to batch
         rng = _rng(case.prim.name, "platform", info.platform)
         stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
 
@@ -845,13 +948,15 @@ def _compare_traceable_rule(
             "exported, not run"
         )
         return 0.0
-    worst = _compare(got, want, f"{what} vs the reference", tol=_rule_tol)
-    if info.batching == "vmap":
+    worst = _compare(got, want, f"{what} vs the reference", tol=_rule_tol(case))
+    if f"{key} vmap" in results:
         vmapped = results.get(f"{key} vmap")
         looped = jax.tree.map(np.asarray, results.get(f"{key} loop"))
         worst = max(
             worst,
-            _compare(vmapped, looped, f"vmap of {what} vs a loop of the reference", tol=_rule_tol),
+            _compare(
+                vmapped, looped, f"vmap of {what} vs a loop of the reference", tol=_rule_tol(case)
+            ),
         )
     if f"{key} grad" not in results or not any(_is_inexact(o) for o in tree_util.tree_leaves(want)):
         return worst
@@ -866,7 +971,9 @@ def _compare_traceable_rule(
         return worst
     return max(
         worst,
-        _compare(got_grad, want_grad, f"grad of {what} vs grad of the reference", tol=_rule_tol),
+        _compare(
+            got_grad, want_grad, f"grad of {what} vs grad of the reference", tol=_rule_tol(case)
+        ),
     )
 
 
@@ -888,7 +995,15 @@ def _summed(
 def check_higher_order(case: _Case) -> float | None:
     """``grad`` of ``grad`` agrees with finite differences of ``grad``; ``vmap`` of ``grad`` with
     a loop."""
+    case.applies("higher_order")
     i = _first_real(case)
+    if not case.supports(np.float64):
+        if not case.supports(np.float32):
+            raise CheckSkipped(
+                f"the primitive supports neither float32 nor float64 ({_declared(case)})"
+            )
+        case.notes.append(f"checked in float32: {_declared(case)}")
+        return _higher_order_at(case, i, np.float32)
     try:
         with _x64():
             return _higher_order_at(case, i, np.float64)
@@ -903,12 +1018,14 @@ def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
     group = "x64" if np.dtype(dtype) == np.float64 else "float32"
     program = _higher_order_program(case, i, dtype)
     hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
-    _, rtol, atol = _FD[np.dtype(dtype)]
+    rtol, atol = case.tol("higher_order", _FD[np.dtype(dtype)][1:])
     scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
     worst = _compare(
         hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
     )
-    return max(worst, _compare(vmapped, looped, "vmap of grad vs a loop"))
+    return max(
+        worst, _compare(vmapped, looped, "vmap of grad vs a loop", tol=case.same("higher_order"))
+    )
 
 
 def _higher_order_program(
@@ -988,12 +1105,25 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
             continue
         if check in ("jvp", "transpose") and not case.inexact():
             continue  # the check skips
+        if (check in _TRANSFORMING and not case.leaves) or (
+            check in _DIFFERENTIATING and not case.prim.differentiable
+        ):
+            continue  # not applicable
+        if name in _PROGRAM_DTYPE and not case.supports(_PROGRAM_DTYPE[name]):
+            continue  # a dtype the primitive does not support: the check says so
         try:
             parts[name] = build()
         except Exception:  # its check meets the same error and reports it
             continue
     return parts
 
+
+# The dtype of each shared program that a declaration of dtypes may leave out.
+_PROGRAM_DTYPE: Final = {
+    "jvp float32": np.dtype(np.float32),
+    "jvp float64": np.dtype(np.float64),
+    "higher_order float64": np.dtype(np.float64),
+}
 
 _RUNNERS: Final[dict[str, Callable[..., float | None]]] = {
     "abstract_eval": check_abstract_eval,
@@ -1019,13 +1149,13 @@ def run_check(
     ``shared`` (one per example) holds what the checks of one report compute once.
     """
     if not examples:
-        return CheckResult(check, "skip", "the primitive declares no examples (def_examples)")
+        return CheckResult(check, "unchecked", "the primitive declares no examples (def_examples)")
     if check == SHARDING_CHECK:  # all primitives in one subprocess (_sharding_check.py)
         return sharding_result(prim)
     runner = _RUNNERS[check]
     extra = (platforms,) if check == "lowering" else ()
     worst: float | None = None
-    skipped: list[str] = []
+    skipped: list[CheckResult] = []
     notes: list[str] = []
     for n, example in enumerate(examples):
         case = _Case(prim, example, notes, shared[n] if shared else _Shared((check,), platforms))
@@ -1033,12 +1163,14 @@ def run_check(
         result = guarded(check, functools.partial(runner, case, *extra), where=where)
         if result.status == "fail":
             return result
-        if result.status == "skip":
-            skipped.append(result.message)
+        if result.status in ("skip", "n/a"):
+            skipped.append(result)
         elif result.max_error is not None:
             worst = max(worst or 0.0, result.max_error)
     if len(skipped) == len(examples):
-        return CheckResult(check, "skip", skipped[0])
+        # n/a only where it holds for every example; else one ran nowhere: skipped.
+        not_applicable = all(r.status == "n/a" for r in skipped)
+        return CheckResult(check, "n/a" if not_applicable else "skip", skipped[0].message)
     return CheckResult(check, "pass", "; ".join(dict.fromkeys(notes)), worst)
 
 

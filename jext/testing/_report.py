@@ -9,18 +9,27 @@ from typing import Any, Literal
 
 __all__ = [
     "CheckFailure",
+    "CheckNotApplicable",
     "CheckResult",
     "CheckSkipped",
     "CheckStatus",
     "PrimitiveReport",
+    "ReportStatus",
     "describe_error",
     "first_line",
     "format_table",
     "guarded",
     "json_number",
+    "summary_line",
 ]
 
-CheckStatus = Literal["pass", "fail", "skip"]
+CheckStatus = Literal["pass", "fail", "skip", "n/a", "unchecked"]
+"""``pass`` and ``fail``; ``skip``: the check applies but did not run here (a dtype the
+primitive does not support, a platform without a device); ``n/a``: the check does not
+apply to the primitive (no operands to transform, declared not differentiable);
+``unchecked``: nothing ran (the primitive declares no examples)."""
+
+ReportStatus = Literal["pass", "fail", "unchecked"]
 
 
 class CheckFailure(Exception):
@@ -32,7 +41,12 @@ class CheckFailure(Exception):
 
 
 class CheckSkipped(Exception):
-    """Raised by a check that does not apply (no rule to check, no examples, a dtype)."""
+    """Raised by a check that applies but cannot run here (no rule to check, a dtype)."""
+
+
+class CheckNotApplicable(Exception):
+    """Raised by a check that does not apply to the primitive (no operands to transform,
+    declared not differentiable); the message says why."""
 
 
 def first_line(err: BaseException) -> str:
@@ -79,7 +93,8 @@ def _nonfinite(value: float | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """The outcome of one named check: pass, fail or skip, why, and the largest error seen."""
+    """The outcome of one named check: its :data:`CheckStatus`, why, and the largest error
+    seen."""
 
     check: str
     status: CheckStatus
@@ -109,6 +124,8 @@ def guarded(check: str, run: Callable[[], float | None], *, where: str = "") -> 
         worst = run()
     except CheckSkipped as why:
         return CheckResult(check, "skip", str(why))
+    except CheckNotApplicable as why:
+        return CheckResult(check, "n/a", str(why))
     except CheckFailure as failure:
         return CheckResult(check, "fail", f"{failure}{where}", failure.max_error)
     except Exception as err:  # a crashing rule is a failed check, not a crashed checker
@@ -132,7 +149,18 @@ class PrimitiveReport:
 
     @property
     def ok(self) -> bool:
+        """Nothing failed (an item not checked is not a failure)."""
         return not self.failed
+
+    @property
+    def status(self) -> ReportStatus:
+        """``fail`` if a check failed, ``unchecked`` if no check ran (no examples), else
+        ``pass``."""
+        if self.failed:
+            return "fail"
+        if self.results and all(r.status == "unchecked" for r in self.results):
+            return "unchecked"
+        return "pass"
 
     def format(self) -> str:
         """A readable multi-line report, as an AssertionError shows it."""
@@ -149,6 +177,7 @@ class PrimitiveReport:
             "kind": self.kind,
             "plugin": self.plugin,
             "ok": self.ok,
+            "status": self.status,
             "checks": {r.check: r.to_json() for r in self.results},
             **({"details": _strict(dict(self.details))} if self.details else {}),
         }
@@ -167,7 +196,7 @@ def _strict(value: Any) -> Any:
 
 def format_table(reports: Sequence[PrimitiveReport], checks: Mapping[str, Sequence[str]]) -> str:
     """A table per kind (one row per report, one column per check), then the failures."""
-    marks = {"pass": "ok", "fail": "FAIL", "skip": "-"}
+    marks = {"pass": "ok", "fail": "FAIL", "skip": "-", "n/a": "n/a", "unchecked": "unchecked"}
     out: list[str] = []
     for kind in dict.fromkeys(r.kind for r in reports):
         of_kind = [r for r in reports if r.kind == kind]
@@ -193,4 +222,18 @@ def format_table(reports: Sequence[PrimitiveReport], checks: Mapping[str, Sequen
     ]
     if failures:
         out += ["Failures:", *(f"  {f}" for f in failures)]
+    unchecked = [
+        f"{rep.name}: {rep.results[0].message}" for rep in reports if rep.status == "unchecked"
+    ]
+    if unchecked:
+        out += ["Not checked:", *(f"  {u}" for u in unchecked)]
     return "\n".join(out).rstrip()
+
+
+def summary_line(reports: Sequence[PrimitiveReport]) -> str:
+    """``"3 passed, 1 failed"``, with ``", 2 not checked"`` when items had nothing to run."""
+    counts = {"pass": 0, "fail": 0, "unchecked": 0}
+    for rep in reports:
+        counts[rep.status] += 1
+    line = f"{counts['pass']} passed, {counts['fail']} failed"
+    return line + (f", {counts['unchecked']} not checked" if counts["unchecked"] else "")

@@ -214,6 +214,7 @@ def _plan(prim: Any, example: Any) -> list[_Run]:
         avals_in=avals,
         avals_out=[_jax.shaped_array(o.shape, o.dtype) for o in outs],
         levels=(),
+        in_tree=tree_util.tree_structure(example.operands),
     )
     plan: list[_Run] = []
     for i, aval in enumerate(avals):
