@@ -258,7 +258,8 @@ def test_in_a_full_report_a_wrong_rule_fails_only_its_own_check() -> None:
     # (custom_vmap's semantics), so a rule that raises also fails the checks that batch a
     # derivative (jacrev, vmap of grad), with the same reason.
     expected = (["batching"], ["transpose", "batching", "higher_order"])
-    for report, reason, want in zip(reports, ("vs a loop", "wrong structure"), expected, strict=True):
+    reasons = ("vs a loop", "wrong structure")
+    for report, reason, want in zip(reports, reasons, expected, strict=True):
         by_check = {r.check: r for r in report.results}
         failed = [r.check for r in report.results if r.status == "fail"]
         assert failed == want, report.format()
