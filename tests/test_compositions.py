@@ -10,8 +10,16 @@ composition that silently falls back to the reference gives a different number:
   rounding, a JVP that passes the tangent unchanged; ``sin`` with a JVP scaled by 2.
 - ``compose.cumsum``: linear, ``def_transpose`` only (no JVP); its transpose is written as
   ``total - prefix + ct`` (an adjoint, formulated unlike JAX's reverse cumsum).
-- ``compose.shifted``: a ``def_batching`` rule that adds 1 to every batched result (twin:
-  ``jax.custom_batching.custom_vmap`` inside ``jax.custom_jvp``).
+- ``compose.shifted``: a ``def_batching`` rule that adds ``x`` to every batched result, so
+  that its derivative differs too (twin: ``custom_vmap``'s semantics, the rule itself
+  wherever the composition batches the primitive, the reference elsewhere).
+- ``compose.jvp_and_batching``: a JVP rule and a batching rule (twin: ``custom_jvp``
+  around ``custom_vmap``: the JVP rule wins, under ``vmap`` too).
+- ``compose.linear_by_jvp``: linear, a JVP rule applying it to tangents, no transpose rule
+  (twin: the same ``custom_jvp``; reverse mode transposes the reference).
+- ``compose.closes_over`` and ``compose.closes_over_twice``: primitives defined per call
+  whose references close over traced values (twin: plain JAX).  Custom rules that close
+  over traced values: ``tests/test_jax_twins.py``.
 - ``compose.by_platform``: a cpu lowering ``sin(x) + 1`` (reference ``sin``), a tpu lowering
   ``tanh``; the primal comes from the platform rule, the tangent from the reference.
 - ``compose.pytree``: a dict operand, a tuple result, a JVP with one output's tangent tripled.
@@ -144,44 +152,146 @@ def _shifted_batching(
         jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *a.shape))
         for a, d in zip(args, dims, strict=True)
     )
-    out = jnp.sin(x) * y + 1.0  # + 1: a rule that differs from vmap of the reference
+    out = _shifted_rule(x, y)
     # Hand the batch axis back last, so out_dims other than 0 are exercised too.
     return jnp.moveaxis(out, 0, -1), out.ndim - 1
 
 
-@jax.custom_batching.custom_vmap
-def _shifted_vmappable(x: jax.Array, y: jax.Array) -> jax.Array:
-    return jnp.sin(x) * y
+def _shifted_rule(x: jax.Array, y: jax.Array) -> jax.Array:
+    # Differs from vmap of the reference in value and in derivative (d/dx has + 1).
+    return jnp.sin(x) * y + x
 
 
-@_shifted_vmappable.def_vmap
-def _shifted_vmap_rule(
-    axis_size: int, in_batched: list[bool], x: jax.Array, y: jax.Array
-) -> tuple[jax.Array, bool]:
-    x, y = (
-        a if b else jnp.broadcast_to(a, (axis_size, *a.shape))
-        for a, b in zip((x, y), in_batched, strict=True)
-    )
-    return jnp.sin(x) * y + 1.0, True
-
-
-@jax.custom_jvp
 def shifted_twin(x: jax.Array, y: jax.Array) -> jax.Array:
-    return _shifted_vmappable(x, y)
-
-
-@shifted_twin.defjvp
-def _shifted_twin_jvp(primals: Any, tangents: Any) -> tuple[jax.Array, jax.Array]:
-    # The tangent of a reference-only JVP: the derivative of sin(x) * y.
-    (x, y), (tx, ty) = primals, tangents
-    return shifted_twin(x, y), jnp.cos(x) * y * tx + jnp.sin(x) * ty
+    # custom_vmap's semantics: wherever the primitive is batched (every vmap of the matrix
+    # batches x) it is its batching rule, derivatives included.  JAX's own custom_vmap
+    # refuses reverse mode, so the twin is the rule itself, written as plain JAX.
+    return _shifted_rule(x, y)
 
 
 def shifted_plain(x: jax.Array, y: jax.Array) -> jax.Array:
-    # Without a vmap the batching rule never runs (jacfwd/jacrev batch only tangents).
-    # custom_vmap under jacrev of vjp fails in plain JAX, so the twin is used only where
-    # a vmap of the primal is in the composition.
+    # Where nothing batches it, the primitive and its derivatives are the reference's.
     return jnp.sin(x) * y
+
+
+@jax.custom_jvp
+def shifted_tangents_batched(x: jax.Array, y: jax.Array) -> jax.Array:
+    # jacfwd and jacrev batch tangents and cotangents only: the derivatives are the rule's,
+    # the primal (nothing of it batched) the reference's.
+    return jnp.sin(x) * y
+
+
+@shifted_tangents_batched.defjvp
+def _shifted_tangents_batched_jvp(primals: Any, tangents: Any) -> tuple[jax.Array, jax.Array]:
+    return shifted_tangents_batched(*primals), jax.jvp(_shifted_rule, primals, tangents)[1]
+
+
+def _shifted_twin_of(names: tuple[str, ...]) -> Fn:
+    if any(n.startswith("vmap") for n in names):
+        return shifted_twin
+    if {"jacfwd", "jacrev"} & set(names):
+        return shifted_tangents_batched
+    return shifted_plain
+
+
+@jext.primitive("compose.jvp_and_batching")
+def jvp_and_batching(x: jax.Array, /) -> jax.Array:
+    return jnp.sin(x)
+
+
+@jvp_and_batching.def_jvp
+def _jvp_and_batching_jvp(
+    primals: tuple[jax.Array], tangents: tuple[jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    (x,), (t,) = primals, tangents
+    return jvp_and_batching(x), 3.0 * jnp.cos(x) * t
+
+
+@jvp_and_batching.def_batching
+def _jvp_and_batching_batching(
+    args: tuple[jax.Array], dims: tuple[int | None]
+) -> tuple[jax.Array, int | None]:
+    return jnp.sin(args[0]) + 0.5, dims[0]
+
+
+@jax.custom_batching.custom_vmap
+def _jvp_and_batching_vmappable(x: jax.Array) -> jax.Array:
+    return jnp.sin(x)
+
+
+@_jvp_and_batching_vmappable.def_vmap
+def _jvp_and_batching_vmap_rule(
+    axis_size: int, in_batched: list[bool], x: jax.Array
+) -> tuple[jax.Array, bool]:
+    return jnp.sin(x) + 0.5, in_batched[0]
+
+
+@jax.custom_jvp
+def jvp_and_batching_twin(x: jax.Array) -> jax.Array:
+    # A JVP rule given with a batching rule wins: custom_jvp around custom_vmap.
+    return _jvp_and_batching_vmappable(x)
+
+
+@jvp_and_batching_twin.defjvp
+def _jvp_and_batching_twin_jvp(primals: Any, tangents: Any) -> tuple[jax.Array, jax.Array]:
+    (x,), (t,) = primals, tangents
+    return jvp_and_batching_twin(x), 3.0 * jnp.cos(x) * t
+
+
+@jax.custom_jvp
+def jvp_and_batching_plain(x: jax.Array) -> jax.Array:
+    # custom_vmap under jacrev of vjp fails in plain JAX: without a vmap of the primal in
+    # the composition the batching rule never runs, so the twin needs no custom_vmap.
+    return jnp.sin(x)
+
+
+@jvp_and_batching_plain.defjvp
+def _jvp_and_batching_plain_jvp(primals: Any, tangents: Any) -> tuple[jax.Array, jax.Array]:
+    (x,), (t,) = primals, tangents
+    return jvp_and_batching_plain(x), 3.0 * jnp.cos(x) * t
+
+
+@jext.primitive("compose.linear_by_jvp")
+def linear_by_jvp(x: jax.Array, /) -> jax.Array:
+    return 3.0 * x - jnp.flip(x, axis=-1)
+
+
+@linear_by_jvp.def_jvp
+def _linear_by_jvp_jvp(
+    primals: tuple[jax.Array], tangents: tuple[jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    # No transpose rule: reverse mode transposes the (linear) reference, as JAX transposes
+    # the body of a custom_jvp function whose rule applies it to tangents.
+    return linear_by_jvp(primals[0]), linear_by_jvp(tangents[0])
+
+
+@jax.custom_jvp
+def linear_by_jvp_twin(x: jax.Array) -> jax.Array:
+    return 3.0 * x - jnp.flip(x, axis=-1)
+
+
+@linear_by_jvp_twin.defjvp
+def _linear_by_jvp_twin_jvp(primals: Any, tangents: Any) -> tuple[jax.Array, jax.Array]:
+    return linear_by_jvp_twin(primals[0]), linear_by_jvp_twin(tangents[0])
+
+
+def closes_over(x: jax.Array, y: jax.Array) -> jax.Array:
+    # Primitives defined per call whose references close over traced values.
+    scale = jnp.cos(y) + 2.0
+
+    @jext.primitive("compose.closes_over")
+    def times_y(v: jax.Array, /) -> jax.Array:
+        return jnp.sin(v) * y
+
+    @jext.primitive("compose.closes_over_twice")
+    def scaled(v: jax.Array, /) -> jax.Array:
+        return jnp.tanh(v) * scale + y
+
+    return times_y(x) + scaled(x * y)
+
+
+def closes_over_twin(x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.sin(x) * y + jnp.tanh(x * y) * (jnp.cos(y) + 2.0) + y
 
 
 @jext.primitive("compose.by_platform")
@@ -253,10 +363,20 @@ CASES: dict[str, tuple[Fn, Callable[[tuple[str, ...]], Fn]]] = {
             else (lambda x, y: cumsum_twin(x * y))
         ),
     ),
-    "shifted": (
-        shifted,
-        lambda names: shifted_twin if any(n.startswith("vmap") for n in names) else shifted_plain,
+    "shifted": (shifted, _shifted_twin_of),
+    "jvp_and_batching": (
+        lambda x, y: jvp_and_batching(x) * y,
+        lambda names: (
+            (lambda x, y: jvp_and_batching_twin(x) * y)
+            if any(n.startswith("vmap") for n in names)
+            else (lambda x, y: jvp_and_batching_plain(x) * y)
+        ),
     ),
+    "linear_by_jvp": (
+        lambda x, y: linear_by_jvp(x * y),
+        lambda _: lambda x, y: linear_by_jvp_twin(x * y),
+    ),
+    "closes_over": (closes_over, lambda _: closes_over_twin),
     "by_platform": (
         lambda x, y: by_platform(x) * y,
         lambda _: lambda x, y: by_platform_twin(x) * y,

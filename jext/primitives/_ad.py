@@ -25,7 +25,7 @@ from jext.primitives._core import Core, Form, as_value, describe, unbatched_aval
 from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._markers import LinearOperand, SymbolicZero
 
-__all__ = ["jvp", "transpose"]
+__all__ = ["jvp", "jvp_per_example", "transpose"]
 
 
 # --- forward mode ---------------------------------------------------------------------
@@ -40,7 +40,7 @@ def jvp(
     if form.linearize is not None:
         return _jvp_of_forward_half(core, primals, tangents, form)
     if not form.levels:
-        return _jvp_per_example(core, primals, tangents, form)
+        return jvp_per_example(core, primals, tangents, form)
     # Batched: the per-example JVP, vectorized over the levels; zero tangents stay
     # symbolic inside, so the author's rule sees exactly what it would unbatched.
     levels = form.levels
@@ -52,7 +52,7 @@ def jvp(
     def one(*xs: Any) -> list[Any]:
         given = dict(zip(nonzero, xs[n:], strict=True))
         tans = [given[i] if i in given else _jax.make_zero(per_example[i]) for i in range(n)]
-        outs, touts = _jvp_per_example(core, xs[:n], tans, form.base)
+        outs, touts = jvp_per_example(core, xs[:n], tans, form.base)
         zero_outs[:] = [_jax.is_symbolic_zero(t) for t in touts]
         return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
 
@@ -67,7 +67,7 @@ def jvp(
     return outs, touts
 
 
-def _jvp_per_example(
+def jvp_per_example(
     core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
 ) -> tuple[list[Any], list[Any]]:
     rules = core.rules

@@ -116,6 +116,8 @@ def batch(
             moved = [_to_leading(a, d, size) for a, d in zip(args, dims, strict=True)]
             outs = core.bind(form, *moved)
             return outs, [0] * len(outs)
+        if core.rules.jvp is not None:
+            return _batch_custom_with_jvp(core, args, dims, size, form)
         return _batch_custom(core, args, dims, size, form)
     batched = tuple(d is not None for d in dims)
     moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
@@ -181,6 +183,37 @@ def _batch_custom(
                 f"{_jax.aval_str(aval)} results with that out_dim is {aval.dtype}{want}"
             )
     return outs, [None if d is None else int(d) % outs[i].ndim for i, d in enumerate(out_dims)]
+
+
+def _batch_custom_with_jvp(
+    core: Core, args: Sequence[Any], dims: Sequence[int | None], size: int, form: Form
+) -> tuple[list[Any], list[int | None]]:
+    """The batching rule, whose JVP is the author's JVP rule one example at a time.
+
+    ``custom_jvp`` around ``custom_vmap``: a JVP rule given with a batching rule wins
+    under ``vmap`` too, its primal coming from the batching rule.
+    """
+    from jext.primitives._ad import jvp_per_example  # noqa: PLC0415 - _ad builds on this module
+
+    n = len(args)
+
+    def batched(*xs: Any) -> list[Any]:
+        outs, out_dims = _batch_custom(core, xs, dims, size, form)
+        return [_to_leading(o, d, size) for o, d in zip(outs, out_dims, strict=True)]
+
+    def tangents_of_one(*xs: Any) -> list[Any]:
+        _, touts = jvp_per_example(core, xs[:n], xs[n:], form)
+        return [_jax.instantiate_zeros(t) for t in touts]
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        axes = (*dims, *dims)
+        per_example = jax.vmap(tangents_of_one, in_axes=axes, axis_size=size)
+        return with_rule(*primals), list(per_example(*primals, *tangents))
+
+    with_rule = jax.custom_jvp(batched)
+    with_rule.defjvp(jvp)
+    outs = with_rule(*args)
+    return list(outs), [0] * len(outs)
 
 
 def _batch_elementwise(
