@@ -232,9 +232,9 @@ def _csv(value: str) -> list[str]:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from jext.testing._api import KIND_CHECKS, run_checks
-    from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir
-    from jext.testing._report import CheckResult, format_table
+    from jext.testing._api import KIND_CHECKS, run_checks  # noqa: PLC0415 - the checks load only for `jext check`
+    from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir  # noqa: PLC0415 - the checks load only for `jext check`
+    from jext.testing._report import CheckResult, format_table  # noqa: PLC0415 - the checks load only for `jext check`
 
     err = sys.stderr
 
@@ -276,7 +276,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
-    from jext._stubgen import check, write
+    from jext._stubgen import check, write  # noqa: PLC0415 - the stub writer loads only for `jext stubgen`
 
     folder = Path(args.out)
     # pip takes a bare name for a registry project: a local folder needs a path ("./stubs").

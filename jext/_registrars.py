@@ -14,7 +14,7 @@ from jext.primitives._primitive import Primitive, check_platform
 from jext.typing import Platform
 
 if TYPE_CHECKING:
-    from jext.random._impl import RngImpl
+    from jext.rng_impls._impl import RngImpl
     from jext.scipy._wrapper import ScipyWrapper
 
 __all__ = [
@@ -114,7 +114,7 @@ class RngImplRegistrar(_Registrar["RngImpl"]):
 
     def add(self, impl: RngImpl) -> None:
         """Register ``impl`` (a :class:`jext.random.RngImpl`) under its name."""
-        from jext.random._impl import RngImpl  # jext.random imports the registry
+        from jext.rng_impls._impl import RngImpl  # noqa: PLC0415 - jext.random imports the registry
 
         if not isinstance(impl, RngImpl):
             raise self._refuse(
@@ -131,7 +131,7 @@ class ScipyRegistrar(_Registrar["ScipyWrapper"]):
 
     def add(self, wrapper: ScipyWrapper) -> None:
         """Register ``wrapper`` (a :class:`jext.scipy.ScipyWrapper`) in its scope."""
-        from jext.scipy._wrapper import ScipyWrapper  # jext.scipy imports the registry
+        from jext.scipy._wrapper import ScipyWrapper  # noqa: PLC0415 - jext.scipy imports the registry
 
         if not isinstance(wrapper, ScipyWrapper):
             raise self._refuse(
@@ -188,7 +188,7 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
         in one line and none of its handlers reaches XLA.  Nothing is refused where the
         installed jaxlib's version cannot be read.
         """
-        from jext import _jax  # jax loads only once a plugin has native handlers
+        from jext import _jax  # noqa: PLC0415 - jax loads only once a plugin has native handlers
 
         installed = _jax.installed_ffi_api()
         if installed is None or (built[0] == installed[0] and built[1] <= installed[1]):
@@ -243,7 +243,7 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
             if _is_capsule(h):
                 return h
             if isinstance(h, CFuncPtr):
-                from jext import _jax  # jax loads only once a plugin has native handlers
+                from jext import _jax  # noqa: PLC0415 - jax loads only once a plugin has native handlers
 
                 return _jax.ffi_pycapsule(h)
             raise self._refuse(

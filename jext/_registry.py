@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
 import inspect
 import os
 import threading
@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from importlib.metadata import Distribution, EntryPoint, PackageNotFoundError, distribution
 from importlib.metadata import entry_points as _entry_points
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import pluggy
 
-from jext import hookspecs
+from jext import _host, hookspecs
 from jext._errors import PluginError, UnknownNameError
+from jext._host import ENV_RNG_NATIVE, Owned, close_matches, env_flag, rng_native_wanted
 from jext._registrars import (
     FfiTarget,
     FfiTargetRegistrar,
@@ -31,7 +32,6 @@ from jext._registrars import (
     ScipyRegistrar,
     _Registrar,
 )
-from jext.primitives import _primitive
 from jext.primitives._primitive import Primitive
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ __all__ = [
     "ENV_RNG_NATIVE",
     "ENV_STRICT",
     "NAMESPACE_GROUP",
+    "Owned",
     "PluginInfo",
     "PluginStatus",
     "PluginWarning",
@@ -69,8 +70,6 @@ ENV_DISABLE_PLUGINS: Final = "JEXT_DISABLE_PLUGINS"
 """A comma-separated list: do not load these entry-point plugins."""
 ENV_STRICT: Final = "JEXT_STRICT"
 """Set to 1: a broken plugin raises :class:`jext.PluginError` instead of a warning."""
-ENV_RNG_NATIVE: Final = "JEXT_RNG_NATIVE"
-"""Set to 0: the bundled RNGs use their XLA path on CPU, not jext-rng-native's kernels."""
 NAMESPACE_GROUP: Final = "jext.namespaces"
 """The entry-point group where a distribution declares more namespaces for its plugin.
 
@@ -166,14 +165,6 @@ class PluginInfo:
     core: bool = False  # part of jext itself: loaded whatever the switches say
 
 
-@dataclass(frozen=True, slots=True)
-class Owned(Generic[T]):
-    """A registered item and the plugin that owns it."""
-
-    item: T
-    plugin: str
-
-
 @dataclass(slots=True)
 class _Plugin:
     name: str
@@ -220,21 +211,10 @@ class _Phase:
     commit: Callable[[_Plugin, list[Any]], str | None]  # returns a failure cause or None
 
 
-def close_matches(name: str, candidates: Iterable[str]) -> str:
-    """`` Did you mean 'a', 'b'?`` for the candidates close to ``name``, or an empty string."""
-    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.8)
-    return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
-
-
 def _env_names(value: str | None) -> frozenset[str] | None:
     if value is None:
         return None
     return frozenset(n.strip() for n in value.split(",") if n.strip())
-
-
-def env_flag(value: str | None) -> bool:
-    """Whether an environment switch's ``value`` turns it on (unset, ``0``, ``no``: off)."""
-    return value is not None and value.strip().lower() not in ("", "0", "false", "no")
 
 
 def _module_of(value: str) -> str:
@@ -246,12 +226,6 @@ def _jext_distribution() -> Distribution | None:
         return distribution(hookspecs.PROJECT_NAME)
     except PackageNotFoundError:  # run from a source tree
         return None
-
-
-def rng_native_wanted() -> bool:
-    """False where ``JEXT_RNG_NATIVE`` is 0 (read on each call, so also at lowering time)."""
-    value = os.environ.get(ENV_RNG_NATIVE, "").strip()
-    return not value or env_flag(value)
 
 
 def _optional_core_plugin(name: str, module: str, dist_name: str) -> _Plugin | None:
@@ -360,6 +334,29 @@ def _settle(
     return owners, errors
 
 
+@dataclass(slots=True)
+class _Stage:
+    """A part of loading that runs once: jext's core, then every plugin."""
+
+    done: bool = False
+    running: bool = False  # on the thread holding the writer token
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """What a load changes, to roll it back when it does not finish."""
+
+    plugins: dict[str, _Plugin]
+    owners: dict[str, str]
+    primitives: dict[str, str]
+    lowerings: list[PendingLowering]
+    applied: set[int]
+    rng_impls: dict[str, Owned[Any]]
+    scipy: dict[tuple[str, str], list[Owned[Any]]]
+    problems: list[str]
+    causes: list[BaseException | None]
+
+
 class _Refused(Exception):
     """A commit refuses what a plugin staged; ``__cause__`` is the underlying error, if any."""
 
@@ -369,10 +366,14 @@ class Registry:
 
     def __init__(self, *, group: str = hookspecs.PROJECT_NAME) -> None:
         self._group = group
-        self._lock = threading.RLock()
-        self._loaded = False
-        self._loading = False  # on the thread holding the lock
-        self._core_loaded = False
+        # Loading is guarded by a writer token, never by a lock held while plugin code
+        # runs: a plugin's import may start threads that use jext (a core RNG, say), and
+        # those must not wait for the import that waits for them.
+        self._gate = threading.Condition(threading.Lock())
+        self._writer: int | None = None  # the thread changing the registry, if any
+        self._core = _Stage()  # jext's core plugins
+        self._all = _Stage()  # every plugin
+        self._report_lock = threading.Lock()
         self._discovery: _Discovery | None = None
         self._discovery_lock = threading.Lock()
         pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
@@ -385,11 +386,10 @@ class Registry:
         }
         self._plugins: dict[str, _Plugin] = {}
         self._owners: dict[str, str] = {}  # namespace -> plugin, once claims are settled
-        self._primitives: dict[str, Owned[Primitive[..., Any]]] = {}
+        self._primitives: dict[str, str] = {}  # name -> plugin; the primitive is _host's
         self._lowerings: list[PendingLowering] = []
         self._applied_lowerings: set[int] = set()  # indices into _lowerings
         self._rng_impls: dict[str, Owned[Any]] = {}
-        self._ffi_targets: dict[tuple[str, str], Owned[FfiTarget]] = {}  # by (name, platform)
         self._scipy: dict[tuple[str, str], list[Owned[Any]]] = {}
         self._problems: list[str] = []
         self._causes: list[BaseException | None] = []  # the exception behind each problem
@@ -412,14 +412,22 @@ class Registry:
         A failure is a :class:`PluginWarning` once per failure; with ``JEXT_STRICT=1``
         every call raises :class:`jext.PluginError` while anything failed, and a warning
         that a filter turns into an error is raised again on the next call, so no call
-        returns a partial registry silently.  A plugin that reads the registry while it is
-        being imported sees what is registered so far.  ``report=False`` only loads
-        (a primitive's first bind loads plugins for their lowerings; the next reader reports).
+        returns a partial registry silently.  Other threads wait for the one load in
+        progress; a plugin that reads the registry while it is being loaded (on the
+        loading thread) sees what is registered so far.  ``report=False`` only loads
+        (a primitive's first bind loads plugins for their lowerings; the next reader
+        reports).  A load that does not finish (``KeyboardInterrupt``) is rolled back:
+        the next call loads again from the state before it.
         """
-        if not self._loaded:
-            self._load_once()
-        if report and not self._loading and not getattr(self._unreported, "on", False):
+        if not self._all.done:
+            self._ensure_loaded()
+        if report and not self._all.running and not getattr(self._unreported, "on", False):
             self._report()
+
+    def load_plugins(self) -> None:
+        """:class:`jext._host.Host`: load every plugin; failures wait for a reader."""
+        if not self._all.done:
+            self._ensure_loaded()
 
     @contextmanager
     def unreported(self) -> Iterator[None]:
@@ -438,54 +446,117 @@ class Registry:
 
     def _ensure_loaded(self) -> None:
         """Load without reporting: for the readers that report failures themselves."""
-        if not self._loaded:
-            self._load_once()
-
-    def _load_once(self) -> None:
-        with self._lock:
-            if self._loaded or self._loading:
-                return
-            self._loading = True
-            try:
-                self._load_core()
-                self._add_entry_points()
-                self._settle_claims()
-                for plugin in sorted(self._plugins.values(), key=lambda p: p.name):
-                    if plugin.status != "loaded":
-                        continue
-                    if plugin.claim_error is not None:
-                        self._fail(plugin, plugin.claim_error)
-                    elif plugin.loader is not None:
-                        self._import(plugin)
-                self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
-                self._loaded = True
-            finally:
-                self._loading = False
+        self._load_core()
+        self._run_stage(self._all, self._load_plugins)
 
     def _load_core(self) -> None:
         """Register jext's core plugins (whatever the switches say), once."""
-        with self._lock:
-            if self._core_loaded:
+        self._run_stage(self._core, self._load_core_plugins)
+
+    def _run_stage(self, stage: _Stage, work: Callable[[], None]) -> None:
+        """Run ``work`` as ``stage``, once per registry, on whichever thread comes first.
+
+        Other threads wait until it has finished.  On the thread running it, a nested
+        call (a plugin reading the registry while it is imported) returns at once with
+        what is registered so far.  The writer token is a flag, not a lock held while
+        plugin code runs.  A ``work`` that raises (``KeyboardInterrupt`` too) is rolled
+        back and the stage stays to do: the next call starts it again, never from half
+        a state.
+        """
+        me = threading.get_ident()
+        with self._gate:
+            while not stage.done:
+                if stage.running and self._writer == me:
+                    return  # this thread's own load, in progress
+                if self._writer in (None, me):
+                    break
+                self._gate.wait()
+            else:
                 return
-            self._core_loaded = True
-            dist = _jext_distribution()
-            core = []
-            for name, module, namespaces in _CORE_PLUGINS:
-                entry = _Plugin(
-                    name, dist, core=True, module_name=module, claimed=namespaces, owned=namespaces
-                )
-                entry.loader = lambda module=module: __import__(module, fromlist=["_"])
-                self._plugins[name] = entry
-                self._owners.update(dict.fromkeys(namespaces, name))
-                self._import(entry)
-                core.append(entry)
-            for name, module, dist_name in _OPTIONAL_CORE_PLUGINS:
-                optional = _optional_core_plugin(name, module, dist_name)
-                if optional is not None:
-                    self._plugins[name] = optional
-                    self._import(optional)
-                    core.append(optional)
-            self._run_hooks(core)
+            outer, self._writer = self._writer, me
+            stage.running = True
+        self._write(work, outer, stage)
+
+    def _exclusive(self, work: Callable[[], None]) -> None:
+        """Run ``work`` as the only thread changing the registry (nested on that thread)."""
+        me = threading.get_ident()
+        with self._gate:
+            while self._writer not in (None, me):
+                self._gate.wait()
+            outer, self._writer = self._writer, me
+        self._write(work, outer, None)
+
+    def _write(self, work: Callable[[], None], outer: int | None, stage: _Stage | None) -> None:
+        saved = self._snapshot()
+        finished = False
+        try:
+            work()
+            finished = True
+        finally:
+            with self._gate:
+                if not finished:
+                    self._restore(saved)
+                if stage is not None:
+                    stage.running, stage.done = False, finished
+                self._writer = outer
+                self._gate.notify_all()
+
+    def _snapshot(self) -> _Snapshot:
+        return _Snapshot(
+            plugins={n: dataclasses.replace(p) for n, p in self._plugins.items()},
+            owners=dict(self._owners),
+            primitives=dict(self._primitives),
+            lowerings=list(self._lowerings),
+            applied=set(self._applied_lowerings),
+            rng_impls=dict(self._rng_impls),
+            scipy={k: list(v) for k, v in self._scipy.items()},
+            problems=list(self._problems),
+            causes=list(self._causes),
+        )
+
+    def _restore(self, saved: _Snapshot) -> None:
+        self._plugins = saved.plugins
+        self._owners = saved.owners
+        self._primitives = saved.primitives
+        self._lowerings = saved.lowerings
+        self._applied_lowerings = saved.applied
+        self._rng_impls = saved.rng_impls
+        self._scipy = saved.scipy
+        self._problems = saved.problems
+        self._causes = saved.causes
+        self._delivered = min(self._delivered, len(self._problems))
+
+    def _load_plugins(self) -> None:
+        self._add_entry_points()
+        self._settle_claims()
+        for plugin in sorted(self._plugins.values(), key=lambda p: p.name):
+            if plugin.status != "loaded":
+                continue
+            if plugin.claim_error is not None:
+                self._fail(plugin, plugin.claim_error)
+            elif plugin.loader is not None:
+                self._import(plugin)
+        self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
+
+    def _load_core_plugins(self) -> None:
+        dist = _jext_distribution()
+        core = []
+        for name, module, namespaces in _CORE_PLUGINS:
+            entry = _Plugin(
+                name, dist, core=True, module_name=module, claimed=namespaces, owned=namespaces
+            )
+            entry.loader = lambda module=module: __import__(module, fromlist=["_"])
+            self._plugins[name] = entry
+            self._owners.update(dict.fromkeys(namespaces, name))
+            self._import(entry)
+            core.append(entry)
+        for name, module, dist_name in _OPTIONAL_CORE_PLUGINS:
+            optional = _optional_core_plugin(name, module, dist_name)
+            if optional is not None:
+                self._plugins[name] = optional
+                self._import(optional)
+                core.append(optional)
+        self._run_hooks(core)
 
     def register(
         self, plugin: object, name: str | None = None, *, namespaces: Sequence[str] = ()
@@ -501,10 +572,11 @@ class Registry:
             isinstance(n, str) and _is_namespace(n) for n in namespaces
         ):
             raise PluginError(
-                f"plugin {name!r}: namespaces must be a sequence of dot-separated identifiers, "
-                f"got {namespaces!r}"
+                f"plugin {name!r}: namespaces must be a sequence of ASCII dot-separated "
+                f"identifiers, got {namespaces!r}"
             )
-        with self._lock:
+
+        def add() -> None:
             if name in self._plugins:
                 raise PluginError(f"a plugin named {name!r} is already registered")
             entry = _Plugin(
@@ -516,10 +588,12 @@ class Registry:
             entry.loader = lambda: plugin
             self._plugins[name] = entry
             self._import(entry)
-            if self._loaded:
+            if self._all.done:
                 self._settle_late(entry)
                 self._run_hooks([entry])
-        if not self._loading:
+
+        self._exclusive(add)
+        if not self._all.running:
             self._report()
 
     @staticmethod
@@ -711,7 +785,7 @@ class Registry:
         if env_flag(os.environ.get(ENV_STRICT)):
             cause = next((c for c in self._causes if c is not None), None)
             raise PluginError("\n".join(self._problems)) from cause
-        with self._lock:
+        with self._report_lock:
             for i in range(self._delivered, len(self._problems)):
                 try:
                     warnings.warn(self._problems[i], PluginWarning, stacklevel=4)
@@ -790,9 +864,9 @@ class Registry:
         return entry.label() if entry is not None else f"plugin {plugin!r}"
 
     def _commit_named(
-        self, table: dict[str, Owned[Any]], plugin: _Plugin, staged: list[Any], what: str
+        self, table: dict[str, Any], plugin: _Plugin, staged: list[Any], what: str
     ) -> str | None:
-        """Commit ``staged`` items by name into ``table``, all or none; a clash is the cause."""
+        """Check ``staged`` items by name against ``table``; a clash is the cause."""
         seen: set[str] = set()
         for item in staged:
             cause = self._check_namespace(plugin, item.name, what)
@@ -800,27 +874,35 @@ class Registry:
                 return cause
             owner = table.get(item.name)
             if owner is not None:
-                by = self._owner_label(owner.plugin)
+                by = self._owner_label(owner if isinstance(owner, str) else owner.plugin)
                 return f"{what} {item.name!r} is already registered by {by}"
             if item.name in seen:
                 return f"{what} {item.name!r} registered twice"
             seen.add(item.name)
-        for item in staged:
-            table[item.name] = Owned(item, plugin.name)
         return None
 
     def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[..., Any]]) -> str | None:
         cause = self._commit_named(self._primitives, plugin, staged, "primitive")
-        if cause is None:
-            self._apply_lowerings()
-        return cause
+        if cause is not None:
+            return cause
+        with _host.DEFINITIONS_LOCK:
+            stale = [p.name for p in staged if _host.DEFINITIONS.get(p.name) is not p]
+        if stale:  # one table of names: the registered primitive is the one defined
+            return (
+                f"primitive {stale[0]!r} is not the one defined under that name in this "
+                "process (a later definition replaced it); register the current one"
+            )
+        self._primitives.update(dict.fromkeys((p.name for p in staged), plugin.name))
+        self._apply_lowerings()
+        return None
 
     def _commit_lowerings(self, plugin: _Plugin, staged: list[PendingLowering]) -> str | None:
         for low in staged:
-            owner = self._primitives.get(low.primitive)
-            if owner is not None:
+            if low.primitive in self._primitives:
                 try:
-                    owner.item.validate_lowering(low.rule, platform=low.platform, raw=low.raw)
+                    self._primitive(low.primitive).validate_lowering(
+                        low.rule, platform=low.platform, raw=low.raw
+                    )
                 except Exception as err:
                     raise _Refused(str(err)) from err
         self._lowerings.extend(staged)
@@ -829,15 +911,16 @@ class Registry:
 
     def _apply_lowerings(self) -> None:
         for i, low in enumerate(self._lowerings):
-            owner = self._primitives.get(low.primitive)
             vendor = self._plugins.get(low.plugin)
-            if i in self._applied_lowerings or owner is None:
+            if i in self._applied_lowerings or low.primitive not in self._primitives:
                 continue
             self._applied_lowerings.add(i)
             if vendor is not None and vendor.status == "error":
                 continue  # a failed plugin's rules are not applied
             try:
-                owner.item.def_lowering(low.rule, platform=low.platform, raw=low.raw)
+                self._primitive(low.primitive).def_lowering(
+                    low.rule, platform=low.platform, raw=low.raw
+                )
             except Exception as err:  # a rule that waited for its primitive, or came too late:
                 if vendor is not None:  # the vendor's fault, never the primitive owner's
                     self._fail(vendor, f"jext_register_lowerings: {err}", err)
@@ -847,7 +930,7 @@ class Registry:
         seen: set[tuple[str, str]] = set()
         for target in staged:
             key = (target.name, target.platform)
-            owner = self._ffi_targets.get(key)
+            owner = _host.FFI_TARGETS.get(key)
             if owner is not None and owner.plugin != plugin.name:
                 by = self._owner_label(owner.plugin)
                 return (
@@ -858,25 +941,31 @@ class Registry:
             seen.add(key)
         if not staged:
             return None
-        from jext import _jax  # jax loads only once a plugin has native handlers
+        from jext import _jax  # noqa: PLC0415 - jax loads only once a plugin has native handlers
 
         for target in staged:
+            key = (target.name, target.platform)
+            if key in _host.FFI_TARGETS:  # this plugin's, from a load rolled back: XLA has it
+                continue
             try:
                 _jax.register_ffi_target(target.name, target.handler, target.platform)
                 if target.batch_partitionable:
                     _jax.register_ffi_target_as_batch_partitionable(target.name)
             except Exception as err:  # XLA refused it: report, as for any plugin fault
                 return f"XLA refused FFI target {target.name!r} on {target.platform}: {err}"
-            self._ffi_targets[(target.name, target.platform)] = Owned(target, plugin.name)
+            _host.FFI_TARGETS[key] = Owned(target, plugin.name)
         return None
 
     def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
-        return self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
+        cause = self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
+        if cause is None:
+            self._rng_impls.update((impl.name, Owned(impl, plugin.name)) for impl in staged)
+        return cause
 
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         if not staged:
             return None
-        from jext.scipy._scopes import in_jax  # jext.scipy imports this module
+        from jext.scipy._scopes import in_jax  # noqa: PLC0415 - jext.scipy imports this module
 
         for wrapper in staged:
             if wrapper.replaces_jax is None and in_jax(wrapper.scope, wrapper.name):
@@ -898,21 +987,33 @@ class Registry:
 
     def primitives(self) -> Mapping[str, Primitive[..., Any]]:
         self.load()
-        return MappingProxyType({n: o.item for n, o in sorted(self._primitives.items())})
+        return MappingProxyType({n: self._primitive(n) for n in sorted(self._primitives)})
 
     def primitive_owners(self) -> Mapping[str, str]:
         self.load()
-        return MappingProxyType({n: o.plugin for n, o in sorted(self._primitives.items())})
+        return MappingProxyType(dict(sorted(self._primitives.items())))
+
+    @staticmethod
+    def _primitive(name: str) -> Primitive[..., Any]:
+        with _host.DEFINITIONS_LOCK:
+            return _host.DEFINITIONS[name]
 
     def get_primitive(self, name: str) -> Primitive[..., Any]:
         self.load()
-        owned = self._primitives.get(name)
-        if owned is None:
+        if name not in self._primitives:
             raise UnknownNameError(
                 f"no registered primitive is named {name!r}.{self.broken_owner_hint(name)}"
                 f"{close_matches(name, self._primitives)} See `jext list` for what is installed."
             )
-        return owned.item
+        return self._primitive(name)
+
+    def primitive(self, name: str) -> Primitive[..., Any]:
+        """:class:`jext._host.Host`: the registered primitive ``name`` (unpickling)."""
+        return self.get_primitive(name)
+
+    def may_replace(self, name: str, known_module: str, new_module: str) -> bool:
+        """:class:`jext._host.Host`: see :meth:`definition_may_replace`."""
+        return self.definition_may_replace(name, known_module, new_module)
 
     def broken_owner_hint(self, name: str) -> str:
         """`` Its namespace's owner, plugin 'x' (...), failed: why.`` or an empty string."""
@@ -926,22 +1027,38 @@ class Registry:
         self.load()
         return MappingProxyType(dict(sorted(self._rng_impls.items())))
 
-    def rng_impl(self, name: str) -> Owned[Any] | None:
-        """The RNG implementation ``name``, or None.
+    def rng_impl_names(self) -> list[str]:
+        """:class:`jext._host.Host`: every registered RNG implementation's name, sorted."""
+        return list(self.rng_impls())
+
+    def rng_impl(self, name: str) -> Any:
+        """The registered RNG implementation ``name``; :class:`jext.UnknownNameError` if none.
 
         A name in jext's own namespace needs only jext's core: no plugin is loaded for it,
-        so the bundled generators work whatever the plugin switches say.
+        so the bundled generators work whatever the plugin switches say, and never wait
+        for another plugin's import.
         """
+        owned = self.owned_rng_impl(name)
+        if owned is None:
+            names = self.rng_impl_names()
+            raise UnknownNameError(
+                f"no RNG implementation is named {name!r}.{self.broken_owner_hint(name)}"
+                f"{close_matches(name, names)} Registered: {names}"
+            )
+        return owned.item
+
+    def owned_rng_impl(self, name: str) -> Owned[Any] | None:
+        """The RNG implementation ``name`` and its plugin, or None."""
         if _namespaces_of(name)[-1:] == [CORE_NAMESPACE]:
             self._load_core()
             found = self._rng_impls.get(name)
-            if found is not None:
+            if found is not None and self._plugins[found.plugin].core:
                 return found
         self.load()
         return self._rng_impls.get(name)
 
-    def core_ffi_target(self, name: str, platform: str) -> FfiTarget | None:
-        """The FFI target ``name`` on ``platform`` if a core plugin registered it, else None.
+    def core_ffi_target(self, name: str, platform: str) -> bool:
+        """Whether a core plugin registered the FFI target ``name`` on ``platform``.
 
         Loads only jext's core (as :meth:`rng_impl` does for core names): jext's own
         primitives use native kernels without importing any other plugin, and never one
@@ -950,17 +1067,17 @@ class Registry:
         reader: its users fall back to the XLA path, and must hear why.
         """
         self._load_core()
-        if not self._loading and not getattr(self._unreported, "on", False):
+        if not self._all.running and not getattr(self._unreported, "on", False):
             self._report()
-        owned = self._ffi_targets.get((name, platform))
-        if owned is None or not self._plugins[owned.plugin].core:
-            return None
-        return owned.item
+        owned = _host.FFI_TARGETS.get((name, platform))
+        entry = None if owned is None else self._plugins.get(owned.plugin)
+        return entry is not None and entry.core
 
     def ffi_targets(self) -> Mapping[tuple[str, str], Owned[FfiTarget]]:
         """Every registered FFI handler by ``(target name, platform)``, and its plugin."""
         self.load()
-        return MappingProxyType(dict(sorted(self._ffi_targets.items())))
+        mine = {k: o for k, o in _host.FFI_TARGETS.items() if o.plugin in self._plugins}
+        return MappingProxyType(dict(sorted(mine.items())))
 
     def scipy_wrappers(self) -> Mapping[tuple[str, str], Sequence[Owned[Any]]]:
         self.load()
@@ -969,26 +1086,25 @@ class Registry:
     def plugins(self) -> list[PluginInfo]:
         """Every plugin with its status; failures are data here, not warnings or errors."""
         self._ensure_loaded()
-        with self._lock:
-            notes: dict[str, list[str]] = {}
-            for i, low in enumerate(self._lowerings):
-                if i not in self._applied_lowerings:
-                    notes.setdefault(low.plugin, []).append(
-                        f"unused lowering for {low.primitive!r} on "
-                        f"{low.platform or 'every platform'}: no loaded plugin defines it"
-                    )
-            return [
-                PluginInfo(
-                    p.name,
-                    *p.dist_info(),
-                    p.status,
-                    p.error,
-                    tuple(notes.get(p.name, ())),
-                    namespaces=p.owned,
-                    core=p.core,
+        notes: dict[str, list[str]] = {}
+        for i, low in enumerate(self._lowerings):
+            if i not in self._applied_lowerings:
+                notes.setdefault(low.plugin, []).append(
+                    f"unused lowering for {low.primitive!r} on "
+                    f"{low.platform or 'every platform'}: no loaded plugin defines it"
                 )
-                for p in sorted(self._plugins.values(), key=lambda p: p.name)
-            ]
+        return [
+            PluginInfo(
+                p.name,
+                *p.dist_info(),
+                p.status,
+                p.error,
+                tuple(notes.get(p.name, ())),
+                namespaces=p.owned,
+                core=p.core,
+            )
+            for p in sorted(self._plugins.values(), key=lambda p: p.name)
+        ]
 
     def problems(self) -> list[str]:
         """Every failure, one line each (as warned)."""
@@ -997,8 +1113,8 @@ class Registry:
 
 
 _REGISTRY: Final = Registry()
-# The process-wide definitions table asks the registry who owns a contested name.
-_primitive.set_definition_arbiter(_REGISTRY.definition_may_replace)
+# jext's core asks the process-wide registry what only plugins know (see jext._host).
+_host.install(_REGISTRY)
 
 
 def registry() -> Registry:

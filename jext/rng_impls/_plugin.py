@@ -9,17 +9,20 @@ verifies them).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 
-import jext
-from jext.random import KnownAnswer, RngImpl
+from jext.hookspecs import hookimpl
 from jext.rng_impls._chacha20 import CHACHA20_RNG, chacha20_key_data
 from jext.rng_impls._common import CounterRng
+from jext.rng_impls._impl import KnownAnswer, RngImpl
 from jext.rng_impls._philox4x64 import PHILOX4X64_RNG, philox4x64_key_data
 from jext.rng_impls._threefry4x64 import THREEFRY4X64_RNG, threefry4x64_key_data
+
+if TYPE_CHECKING:
+    from jext._registrars import RngImplRegistrar
 
 __all__ = ["CHACHA20", "PHILOX4X64", "THREEFRY4X64", "jext_register_rng_impls"]
 
@@ -138,7 +141,7 @@ THREEFRY4X64 = _impl(
 )
 
 
-@jext.hooks.register_rng_impls
-def jext_register_rng_impls(registry: jext.RngImplRegistrar) -> None:
+@hookimpl
+def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
     for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64):
         registry.add(impl)

@@ -9,6 +9,7 @@ from typing import Any, Final, final
 
 import jax
 
+from jext import _host
 from jext._errors import DefinitionError
 from jext._jax import define_prng_impl
 
@@ -135,8 +136,6 @@ class _ImplFunction:
 
 def _registered_function(impl_name: str, field: str) -> Any:
     """The function ``field`` of the registered impl ``impl_name``'s JAX impl."""
-    from jext.random._api import get_impl  # _api imports this module
-
-    impl = get_impl(impl_name)
+    impl = _host.host().rng_impl(impl_name)
     impl.jax_impl  # noqa: B018 (made on first use)
     return impl._jax_functions[field]
