@@ -567,3 +567,161 @@ def test_bundled_rngs_work_whatever_the_switches(
     if "JEXT_RNG_NATIVE" not in switch:
         core.append(("jext-rng-native", "loaded", True))
     assert result.stdout.splitlines() == ["True", "False", str(core)]
+
+
+# --- loading under races and interrupts -------------------------------------------------------
+
+# A fresh interpreter with no entry-point plugins: what a first call does depends on the
+# process-wide registry, which the other tests have long loaded.
+_RACE_PRELUDE = """
+import threading, time, warnings
+from types import SimpleNamespace
+import jax.numpy as jnp
+import jext
+"""
+
+
+def test_a_first_call_waits_for_the_load_another_first_call_started(tmp_path: Path) -> None:
+    # Thread A's first call starts loading plugins; the vendor's hook is slow.  The main
+    # thread's first call of another primitive meanwhile must wait for that load, or it
+    # freezes its rules before the vendor's rocm rule arrives (and the vendor fails).
+    code = _RACE_PRELUDE + (
+        "first = jext.primitive('race.first')(lambda x, /: x + 1)\n"
+        "second = jext.primitive('race.second')(lambda x, /: 2 * x)\n"
+        "def rocm(x): return x + x\n"
+        "in_hook = threading.Event()\n"
+        "def lowerings(registry):\n"
+        "    in_hook.set(); time.sleep(1.5)\n"
+        "    registry.add_lowering('race.second', rocm, platform='rocm')\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_primitives=jext.hookimpl(\n"
+        "    lambda registry: [registry.add(first), registry.add(second)])),\n"
+        "    name='race', namespaces=['race'])\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_lowerings=jext.hookimpl(lowerings)),\n"
+        "    name='vendor')\n"
+        "a = threading.Thread(target=lambda: first(jnp.ones(2))); a.start()\n"
+        "assert in_hook.wait(30)\n"
+        "second(jnp.ones(2))\n"
+        "a.join()\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    status = {p.name: p.status for p in jext.plugins()}\n"
+        "print(status['vendor'], second.lowering_platforms()['rocm'], len(caught))\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["loaded", "rocm", "0"], result.stderr
+
+
+def test_a_plugin_calling_a_primitive_while_loading_does_not_deadlock(tmp_path: Path) -> None:
+    code = _RACE_PRELUDE + (
+        "prim = jext.primitive('reentry.double')(lambda x, /: 2 * x)\n"
+        "def register(registry):\n"
+        "    registry.add(prim)\n"
+        "    print(float(prim(jnp.ones(())).sum()))  # on the loading thread: goes ahead\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_primitives=jext.hookimpl(register)),\n"
+        "    name='reentry', namespaces=['reentry'])\n"
+        "t = threading.Thread(target=jext.load_plugins, daemon=True); t.start(); t.join(60)\n"
+        "print(t.is_alive())\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.stdout.split() == ["2.0", "False"], result.stderr
+
+
+def test_a_core_rng_never_waits_for_a_plugin(tmp_path: Path) -> None:
+    # A plugin whose hook joins a thread that uses a core RNG: with a lock held while the
+    # plugin's code runs, the thread waits for the hook that waits for it.  And another
+    # thread's core key never waits behind a slow plugin either.
+    code = _RACE_PRELUDE + (
+        "import jax, jext.random\n"
+        "done = []\n"
+        "def use_rng():\n"
+        "    key = jext.random.key(0, impl='jext.philox4x64')\n"
+        "    done.append(int(jax.random.bits(key, (2,)).sum() >= 0))\n"
+        "in_hook = threading.Event()\n"
+        "def slow(registry):\n"
+        "    in_hook.set()\n"
+        "    t = threading.Thread(target=use_rng, daemon=True); t.start(); t.join(20)\n"
+        "    time.sleep(1.0)\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_primitives=jext.hookimpl(slow)),\n"
+        "    name='slow')\n"
+        "loader = threading.Thread(target=jext.load_plugins, daemon=True); loader.start()\n"
+        "assert in_hook.wait(30)\n"
+        "start = time.perf_counter()\n"
+        "jext.random.key(1, impl='jext.chacha20')\n"
+        "waited = time.perf_counter() - start\n"
+        "loader.join(60)\n"
+        "print(done, loader.is_alive(), waited < 0.9)\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.stdout.split() == ["[1]", "False", "True"], result.stderr
+
+
+_PHASES = (
+    "import",
+    "jext_register_primitives",
+    "jext_register_ffi_targets",
+    "jext_register_lowerings",
+    "jext_register_rng_impls",
+    "jext_register_scipy_wrappers",
+)
+
+
+@pytest.mark.parametrize("phase", _PHASES)
+def test_an_interrupted_load_is_rolled_back_and_loads_again(
+    phase: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jext import _registry
+
+    ns = f"interrupted_{_PHASES.index(phase)}"
+    prim = jext.primitive(f"{ns}.double")(lambda x, /: 2 * x)
+    impl = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name=f"{ns}.philox")
+
+    def tpu_rule(x: Any) -> Any:
+        return x + x
+
+    interrupted: list[str] = []
+
+    def maybe_interrupt(where: str) -> None:
+        if where == phase and not interrupted:
+            interrupted.append(where)
+            raise KeyboardInterrupt
+
+    def hook(name: str, body: Any) -> Any:
+        def run(registry: Any) -> None:
+            body(registry)
+            maybe_interrupt(name)  # after staging: nothing staged may survive
+
+        return jext.hookimpl(specname=name)(run)
+
+    plugin = SimpleNamespace(
+        primitives=hook("jext_register_primitives", lambda r: r.add(prim)),
+        ffi=hook("jext_register_ffi_targets", lambda r: None),
+        lowerings=hook(
+            "jext_register_lowerings",
+            lambda r: r.add_lowering(f"{ns}.double", tpu_rule, platform="tpu"),
+        ),
+        rngs=hook("jext_register_rng_impls", lambda r: r.add(impl)),
+        scipy=hook("jext_register_scipy_wrappers", lambda r: None),
+    )
+
+    class EntryPoint:
+        name = ns
+        value = f"{ns}_module"
+        dist = None
+
+        def load(self) -> object:
+            maybe_interrupt("import")
+            return plugin
+
+    found = _registry._Discovery((EntryPoint(),), {}, ())
+    monkeypatch.setattr(_registry, "_discover", lambda group: found)
+    registry = Registry(group="jext-none")
+    with pytest.raises(KeyboardInterrupt):
+        registry.load()
+    assert interrupted == [phase]
+    assert load(registry) == []  # no bogus "declared twice" or "already registered by"
+    (info,) = [p for p in registry.plugins() if p.name == ns]
+    assert (info.status, info.error) == ("loaded", None)
+    assert registry.get_primitive(f"{ns}.double") is prim
+    assert f"{ns}.philox" in registry.rng_impls()
+    assert prim.lowering_platforms()["tpu"].endswith("tpu_rule")
