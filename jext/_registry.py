@@ -126,6 +126,11 @@ def _is_namespace(name: str) -> bool:
     return all(part.isidentifier() for part in name.split("."))
 
 
+def _ffi_name_in(target: str, namespace: str) -> bool:
+    """Whether the FFI target name ``target`` lies in ``namespace`` (``ns_*`` or ``ns.*``)."""
+    return target.startswith((namespace + ".", namespace.replace(".", "_") + "_"))
+
+
 def _namespaces_of(name: str) -> list[str]:
     """The namespaces ``name`` lies in, innermost first: ``a.b.c`` -> ``a.b``, ``a``."""
     parts = name.split(".")
@@ -826,6 +831,34 @@ class Registry:
             f"{self._owner_label(other)}; {plugin.name!r} may define names only in {mine}"
         )
 
+    def _check_ffi_namespace(self, plugin: _Plugin, target: str) -> str | None:
+        """Why ``target`` is not an FFI target name ``plugin`` may register, or None.
+
+        XLA keeps one table of handler names for the whole process, jaxlib's own
+        (``lapack_sgetrf_ffi``, ...) included, and a second handler under a name aborts
+        every later compilation: a plugin names its targets in its own namespaces,
+        ``<namespace>_<kernel>`` (dots as ``_``) or ``<namespace>.<kernel>``.  jext's core
+        plugins own ``jext_*``.
+        """
+        mine = [*plugin.owned, *([CORE_NAMESPACE] if plugin.core else [])]
+        if any(_ffi_name_in(target, ns) for ns in mine):
+            return None
+        others = sorted(
+            (ns, owner)
+            for ns, owner in self._owners.items()
+            if owner != plugin.name and _ffi_name_in(target, ns)
+        )
+        where = (
+            f"in namespace {others[-1][0]!r}, which belongs to {self._owner_label(others[-1][1])}"
+            if others
+            else "outside its namespaces"
+        )
+        return (
+            f"FFI target {target!r} is {where}: XLA has one table of handler names for the "
+            f"whole process (jaxlib's own included), so {plugin.name!r} names its targets "
+            f"'<namespace>_<kernel>' in its namespaces {sorted(mine)}"
+        )
+
     def definition_may_replace(self, name: str, known_module: str, new_module: str) -> bool:
         """Whether a primitive defined in ``new_module`` replaces one of ``known_module``.
 
@@ -929,6 +962,9 @@ class Registry:
         """Register ``staged`` handlers with XLA, all or none; a name clash is the cause."""
         seen: set[tuple[str, str]] = set()
         for target in staged:
+            cause = self._check_ffi_namespace(plugin, target.name)
+            if cause is not None:
+                return cause
             key = (target.name, target.platform)
             owner = _host.FFI_TARGETS.get(key)
             if owner is not None and owner.plugin != plugin.name:

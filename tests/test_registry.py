@@ -725,3 +725,35 @@ def test_an_interrupted_load_is_rolled_back_and_loads_again(
     assert registry.get_primitive(f"{ns}.double") is prim
     assert f"{ns}.philox" in registry.rng_impls()
     assert prim.lowering_platforms()["tpu"].endswith("tpu_rule")
+
+
+# --- FFI target names --------------------------------------------------------------------------
+
+
+def test_an_ffi_target_named_like_jaxlibs_fails_only_its_plugin(tmp_path: Path) -> None:
+    # XLA has one table of handler names, jaxlib's own included: a second handler under
+    # "lapack_sgetrf_ffi" would make every later LU decomposition fail to compile.
+    code = _RACE_PRELUDE + (
+        "import importlib\n"
+        "handlers = importlib.import_module('jext_example_native._native_cpu').handlers()\n"
+        "capsule = handlers['jext_native_softplus']\n"
+        "def targets(registry):\n"
+        "    registry.add('lapack_sgetrf_ffi', capsule)\n"
+        "def mine(registry):\n"
+        "    registry.add('ffiowner_softplus', capsule)\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_ffi_targets=jext.hookimpl(targets)),\n"
+        "    name='impostor')\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_ffi_targets=jext.hookimpl(mine)),\n"
+        "    name='ffiowner')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    jext.load_plugins()\n"
+        "print(*[str(w.message) for w in caught], sep='\\n', file=__import__('sys').stderr)\n"
+        "status = {p.name: p.status for p in jext.plugins()}\n"
+        "print(status['impostor'], status['ffiowner'])\n"
+        "x = jnp.array([[2.0, 1.0], [1.0, 3.0]], jnp.float32)\n"
+        "print(bool(jnp.allclose(jnp.linalg.inv(x) @ x, jnp.eye(2), atol=1e-5)))\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.stdout.split() == ["error", "loaded", "True"], result.stderr
+    assert "FFI target 'lapack_sgetrf_ffi' is outside its namespaces" in result.stderr

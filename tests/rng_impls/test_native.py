@@ -192,5 +192,5 @@ def test_built_for_a_newer_ffi_api_it_fails_in_one_line_and_xla_draws(tmp_path: 
 
 def test_a_target_of_another_plugin_is_never_used() -> None:
     # Only a core plugin's target counts: a third-party plugin cannot take the name over.
-    assert not registry().core_ffi_target("jext_native_softplus", "cpu")
-    assert ("jext_native_softplus", "cpu") in registry().ffi_targets()
+    assert not registry().core_ffi_target("native_softplus", "cpu")
+    assert ("native_softplus", "cpu") in registry().ffi_targets()
