@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from importlib.metadata import Distribution, EntryPoint, PackageNotFoundError, distribution
 from importlib.metadata import entry_points as _entry_points
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 import pluggy
 
-from jext import _host, hookspecs
+from jext import _host, _jax, hookspecs
 from jext._errors import PluginError, UnknownNameError
 from jext._host import ENV_RNG_NATIVE, Owned, close_matches, env_flag, rng_native_wanted
 from jext._registrars import (
@@ -33,6 +33,7 @@ from jext._registrars import (
     _Registrar,
 )
 from jext.primitives._primitive import Primitive
+from jext.typing import Platform
 
 if TYPE_CHECKING:
     import jax
@@ -41,6 +42,7 @@ __all__ = [
     "CORE_NAMESPACE",
     "ENV_DISABLE_AUTOLOAD",
     "ENV_DISABLE_PLUGINS",
+    "ENV_LOWERING_PREFER",
     "ENV_PLUGINS",
     "ENV_RNG_NATIVE",
     "ENV_STRICT",
@@ -68,6 +70,9 @@ ENV_PLUGINS: Final = "JEXT_PLUGINS"
 """A comma-separated list: load only these entry-point plugins."""
 ENV_DISABLE_PLUGINS: Final = "JEXT_DISABLE_PLUGINS"
 """A comma-separated list: do not load these entry-point plugins."""
+ENV_LOWERING_PREFER: Final = "JEXT_LOWERING_PREFER"
+"""Which plugin's lowering wins a clash: ``<primitive>:<platform>=<plugin>`` (comma-separated;
+``<primitive>=<plugin>`` for every platform), e.g. ``example.rms_norm:rocm=example-vendor``."""
 ENV_STRICT: Final = "JEXT_STRICT"
 """Set to 1: a broken plugin raises :class:`jext.PluginError` instead of a warning."""
 NAMESPACE_GROUP: Final = "jext.namespaces"
@@ -129,6 +134,25 @@ def _is_namespace(name: str) -> bool:
 def _ffi_name_in(target: str, namespace: str) -> bool:
     """Whether the FFI target name ``target`` lies in ``namespace`` (``ns_*`` or ``ns.*``)."""
     return target.startswith((namespace + ".", namespace.replace(".", "_") + "_"))
+
+
+def _platforms_of(platform: str | None) -> tuple[str, ...]:
+    """The platforms a rule for ``platform`` covers (``"gpu"``: cuda and rocm; None: all)."""
+    if platform is None:
+        return _jax.PLATFORMS
+    return ("cuda", "rocm") if platform == "gpu" else (platform,)
+
+
+def _lowering_preferences() -> dict[tuple[str, str | None], str]:
+    """``JEXT_LOWERING_PREFER`` as {(primitive, platform or None): plugin}."""
+    prefs: dict[tuple[str, str | None], str] = {}
+    for item in os.environ.get(ENV_LOWERING_PREFER, "").split(","):
+        key, eq, plugin = item.partition("=")
+        if not eq or not key.strip() or not plugin.strip():
+            continue
+        name, colon, platform = key.strip().partition(":")
+        prefs[(name, platform.strip() if colon else None)] = plugin.strip()
+    return prefs
 
 
 def _namespaces_of(name: str) -> list[str]:
@@ -356,6 +380,8 @@ class _Snapshot:
     primitives: dict[str, str]
     lowerings: list[PendingLowering]
     applied: set[int]
+    vendor_rules: dict[tuple[str, str], str]
+    notes: dict[str, list[str]]
     rng_impls: dict[str, Owned[Any]]
     scipy: dict[tuple[str, str], list[Owned[Any]]]
     problems: list[str]
@@ -394,6 +420,9 @@ class Registry:
         self._primitives: dict[str, str] = {}  # name -> plugin; the primitive is _host's
         self._lowerings: list[PendingLowering] = []
         self._applied_lowerings: set[int] = set()  # indices into _lowerings
+        # (primitive, platform) -> the vendor whose rule fills it; notes on clashes
+        self._vendor_rules: dict[tuple[str, str], str] = {}
+        self._notes: dict[str, list[str]] = {}
         self._rng_impls: dict[str, Owned[Any]] = {}
         self._scipy: dict[tuple[str, str], list[Owned[Any]]] = {}
         self._problems: list[str] = []
@@ -513,6 +542,8 @@ class Registry:
             primitives=dict(self._primitives),
             lowerings=list(self._lowerings),
             applied=set(self._applied_lowerings),
+            vendor_rules=dict(self._vendor_rules),
+            notes={k: list(v) for k, v in self._notes.items()},
             rng_impls=dict(self._rng_impls),
             scipy={k: list(v) for k, v in self._scipy.items()},
             problems=list(self._problems),
@@ -525,6 +556,8 @@ class Registry:
         self._primitives = saved.primitives
         self._lowerings = saved.lowerings
         self._applied_lowerings = saved.applied
+        self._vendor_rules = saved.vendor_rules
+        self._notes = saved.notes
         self._rng_impls = saved.rng_impls
         self._scipy = saved.scipy
         self._problems = saved.problems
@@ -763,6 +796,9 @@ class Registry:
                     continue
                 if cause is not None:
                     self._fail(plugin, f"{phase.hook}: {cause}")
+        # Once every plugin's rules are in: which vendor fills a platform never depends on
+        # which plugin's hook ran first.
+        self._apply_lowerings()
         for plugin in plugins:
             plugin.hooks_run = True
 
@@ -926,7 +962,6 @@ class Registry:
                 "process (a later definition replaced it); register the current one"
             )
         self._primitives.update(dict.fromkeys((p.name for p in staged), plugin.name))
-        self._apply_lowerings()
         return None
 
     def _commit_lowerings(self, plugin: _Plugin, staged: list[PendingLowering]) -> str | None:
@@ -939,10 +974,18 @@ class Registry:
                 except Exception as err:
                     raise _Refused(str(err)) from err
         self._lowerings.extend(staged)
-        self._apply_lowerings()
         return None
 
     def _apply_lowerings(self) -> None:
+        """Apply the staged lowerings whose primitive is now registered.
+
+        The owner's own rules apply as they are.  A vendor's rule fills only a platform
+        its owner left to the reference; where the owner has a rule, or several vendors
+        offer one, the clash is reported and ``JEXT_LOWERING_PREFER`` chooses (else the
+        owner's rule stays, or, between vendors only, the reference does).  Never decided
+        by plugin order.
+        """
+        slots: dict[tuple[str, str], list[PendingLowering]] = {}
         for i, low in enumerate(self._lowerings):
             vendor = self._plugins.get(low.plugin)
             if i in self._applied_lowerings or low.primitive not in self._primitives:
@@ -950,13 +993,60 @@ class Registry:
             self._applied_lowerings.add(i)
             if vendor is not None and vendor.status == "error":
                 continue  # a failed plugin's rules are not applied
-            try:
-                self._primitive(low.primitive).def_lowering(
-                    low.rule, platform=low.platform, raw=low.raw
-                )
-            except Exception as err:  # a rule that waited for its primitive, or came too late:
-                if vendor is not None:  # the vendor's fault, never the primitive owner's
-                    self._fail(vendor, f"jext_register_lowerings: {err}", err)
+            if self._primitives[low.primitive] == low.plugin:  # the owner's own rule
+                self._define_lowering(low, low.platform)
+                continue
+            for platform in _platforms_of(low.platform):
+                slots.setdefault((low.primitive, platform), []).append(low)
+        preferred = _lowering_preferences()
+        for (name, platform), offers in sorted(slots.items()):
+            owner = self._primitives[name]
+            entry = self._primitive(name).rules.lowering_for(platform)
+            earlier = self._vendor_rules.get((name, platform))
+            in_place = entry.rule.fn if entry is not None and entry.rule is not None else None
+            # A vendor rule already in place (applied by another registry of this process).
+            earlier = next((o.plugin for o in offers if o.rule is in_place), earlier)
+            has_own = earlier is None and entry is not None and entry.kind != "reference"
+            parties = [*([owner] if has_own else []), *([earlier] if earlier else [])]
+            parties = list(dict.fromkeys([*parties, *(low.plugin for low in offers)]))
+            choice = preferred.get((name, platform), preferred.get((name, None)))
+            if len(parties) == 1:
+                choice = parties[0]
+            elif choice not in parties:
+                self._report_clash(name, platform, parties, owner if has_own else earlier)
+                continue
+            chosen = next((low for low in offers if low.plugin == choice), None)
+            if chosen is not None and self._define_lowering(chosen, platform):
+                self._vendor_rules[(name, platform)] = chosen.plugin
+
+    def _define_lowering(self, low: PendingLowering, platform: str | None) -> bool:
+        try:
+            # Platforms come from the registrar (checked there) or _platforms_of.
+            target = cast("Platform | None", platform)
+            self._primitive(low.primitive).def_lowering(low.rule, platform=target, raw=low.raw)
+        except Exception as err:  # a rule that waited for its primitive, or came too late:
+            vendor = self._plugins.get(low.plugin)
+            if vendor is not None:  # the vendor's fault, never the primitive owner's
+                self._fail(vendor, f"jext_register_lowerings: {err}", err)
+            return False
+        return True
+
+    def _report_clash(
+        self, name: str, platform: str, parties: Sequence[str], kept: str | None
+    ) -> None:
+        labels = " and ".join(self._owner_label(p) for p in dict.fromkeys(parties))
+        outcome = (
+            f"{self._owner_label(kept)}'s rule is kept"
+            if kept is not None
+            else "none is used (the reference is)"
+        )
+        line = (
+            f"jext: lowering of {name!r} on {platform}: {labels} each provide one; {outcome}. "
+            f"Choose with {ENV_LOWERING_PREFER}={name}:{platform}=<plugin>"
+        )
+        self._add_problem(line, None)
+        for plugin in dict.fromkeys(parties):
+            self._notes.setdefault(plugin, []).append(line.removeprefix("jext: "))
 
     def _commit_ffi_targets(self, plugin: _Plugin, staged: list[FfiTarget]) -> str | None:
         """Register ``staged`` handlers with XLA, all or none; a name clash is the cause."""
@@ -1122,7 +1212,7 @@ class Registry:
     def plugins(self) -> list[PluginInfo]:
         """Every plugin with its status; failures are data here, not warnings or errors."""
         self._ensure_loaded()
-        notes: dict[str, list[str]] = {}
+        notes = {k: list(v) for k, v in self._notes.items()}
         for i, low in enumerate(self._lowerings):
             if i not in self._applied_lowerings:
                 notes.setdefault(low.plugin, []).append(

@@ -757,3 +757,78 @@ def test_an_ffi_target_named_like_jaxlibs_fails_only_its_plugin(tmp_path: Path) 
     result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
     assert result.stdout.split() == ["error", "loaded", "True"], result.stderr
     assert "FFI target 'lapack_sgetrf_ffi' is outside its namespaces" in result.stderr
+
+
+# --- vendor lowerings against the owner's and each other's --------------------------------------
+
+
+def _lowering_plugins(name: str, *vendors: str) -> tuple[Registry, jext.Primitive[..., Any]]:
+    """A registry with the owner of ``name`` (its own rocm rule) and ``vendors``, each
+    offering rocm and tpu rules named after it."""
+    registry = Registry(group="jext-none")
+    prim = jext.primitive(name)(lambda x, /: x + 1)
+
+    @prim.def_lowering(platform="gpu")
+    def owners_gpu(x: Any) -> Any:
+        return x + 1
+
+    for vendor in vendors:
+
+        def rules(registry: Any, vendor: str = vendor) -> None:
+            for platform in ("rocm", "tpu"):
+
+                def rule(x: Any) -> Any:
+                    return x + 1
+
+                rule.__qualname__ = f"{vendor}_{platform}"
+                registry.add_lowering(name, rule, platform=platform)
+
+        registry.register(
+            SimpleNamespace(jext_register_lowerings=jext.hookimpl(rules)), name=vendor
+        )
+    owner = SimpleNamespace(
+        jext_register_primitives=jext.hookimpl(lambda registry: registry.add(prim))
+    )
+    registry.register(owner, name="owner", namespaces=[name.split(".", maxsplit=1)[0]])
+    return registry, prim
+
+
+def test_a_vendor_rule_never_silently_replaces_the_owners(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("JEXT_LOWERING_PREFER", raising=False)
+    registry, prim = _lowering_plugins("clash_owner.op", "z-vendor")
+    with pytest.warns(jext.PluginWarning) as caught:
+        registry.load()
+    (message,) = [str(w.message) for w in caught]
+    assert "'clash_owner.op' on rocm" in message and "'owner'" in message
+    assert "'z-vendor'" in message and "JEXT_LOWERING_PREFER=clash_owner.op:rocm=" in message
+    platforms = prim.lowering_platforms()
+    assert platforms["rocm"].endswith("owners_gpu") and platforms["tpu"] == "z-vendor_tpu"
+    assert {p.name: p.status for p in registry.plugins()}["z-vendor"] == "loaded"
+
+
+def test_the_user_chooses_a_vendor_over_the_owner(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JEXT_LOWERING_PREFER", "clash_chosen.op:rocm=z-vendor")
+    registry, prim = _lowering_plugins("clash_chosen.op", "z-vendor")
+    assert load(registry) == []
+    assert prim.lowering_platforms()["rocm"] == "z-vendor_rocm"
+    assert prim.lowering_platforms()["cuda"].endswith("owners_gpu")
+
+
+def test_two_vendors_on_one_platform_are_reported_never_ordered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("JEXT_LOWERING_PREFER", raising=False)
+    registry, prim = _lowering_plugins("clash_vendors.op", "a-vendor", "z-vendor")
+    messages = load(registry)
+    tpu = [m for m in messages if "on tpu" in m]
+    assert len(tpu) == 1 and "'a-vendor'" in tpu[0] and "'z-vendor'" in tpu[0]
+    assert "none is used (the reference is)" in tpu[0]
+    assert prim.lowering_platforms()["tpu"] == "reference"
+
+    monkeypatch.setenv("JEXT_LOWERING_PREFER", "clash_vendors2.op=a-vendor")
+    registry, prim = _lowering_plugins("clash_vendors2.op", "a-vendor", "z-vendor")
+    assert load(registry) == []
+    assert prim.lowering_platforms()["tpu"] == "a-vendor_tpu"
+    assert prim.lowering_platforms()["rocm"] == "a-vendor_rocm"
