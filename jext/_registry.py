@@ -121,14 +121,15 @@ def _required_args(function: Callable[..., object]) -> tuple[str, ...]:
 def default_namespace(plugin_name: str) -> str | None:
     """The namespace a plugin owns by its name: ``jext-mylib`` owns ``jext_mylib``.
 
-    ``-`` becomes ``_``; None when the result is not dot-separated identifiers.
+    ``-`` becomes ``_``; None when the result is not ASCII dot-separated identifiers.
     """
     candidate = plugin_name.replace("-", "_")
     return candidate if _is_namespace(candidate) else None
 
 
 def _is_namespace(name: str) -> bool:
-    return all(part.isidentifier() for part in name.split("."))
+    # ASCII only: a namespace spelt with a Cyrillic "\u0435" must not pass for "jext".
+    return name.isascii() and all(part.isidentifier() for part in name.split("."))
 
 
 def _ffi_name_in(target: str, namespace: str) -> bool:
@@ -294,7 +295,7 @@ def _discover(group: str) -> _Discovery:
         if not _is_namespace(ns.name):
             problems.append(
                 f"jext namespace {ns.name!r} declared by distribution {dist} is not "
-                "dot-separated Python identifiers; it is ignored"
+                "ASCII dot-separated Python identifiers; it is ignored"
             )
         elif not targets:
             problems.append(
@@ -1085,8 +1086,25 @@ class Registry:
     def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         cause = self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
         if cause is None:
+            cause = self._check_rng_tags(staged)
+        if cause is None:
             self._rng_impls.update((impl.name, Owned(impl, plugin.name)) for impl in staged)
         return cause
+
+    def _check_rng_tags(self, staged: list[Any]) -> str | None:
+        """Why ``staged`` impls' tags clash: a tag names a key type (``key<tag>``), so two
+        impls with one tag would print and look alike."""
+        used = {o.item.tag: o for o in self._rng_impls.values()}
+        for impl in staged:
+            other = used.get(impl.tag)
+            if other is not None:
+                by = self._owner_label(other.plugin)
+                return (
+                    f"RNG implementation {impl.name!r} has tag {impl.tag!r}, which "
+                    f"{other.item.name!r} of {by} already has; each impl needs a tag of its own"
+                )
+            used[impl.tag] = Owned(impl, "")
+        return None
 
     def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
         if not staged:

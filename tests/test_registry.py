@@ -282,7 +282,9 @@ def test_a_waiting_lowering_that_does_not_fit_fails_its_own_plugin() -> None:
 
 def test_two_impls_of_one_name_in_one_hook_are_refused() -> None:
     registry = Registry(group="jext-none")
-    impl = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name="twice_rng.philox")
+    impl = dataclasses.replace(
+        jext.random.get_impl("jext.philox4x64"), name="twice_rng.philox", tag="twice_rng_phx"
+    )
     registry.register(
         SimpleNamespace(
             jext_register_rng_impls=jext.hookimpl(
@@ -674,7 +676,9 @@ def test_an_interrupted_load_is_rolled_back_and_loads_again(
 
     ns = f"interrupted_{_PHASES.index(phase)}"
     prim = jext.primitive(f"{ns}.double")(lambda x, /: 2 * x)
-    impl = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name=f"{ns}.philox")
+    impl = dataclasses.replace(
+        jext.random.get_impl("jext.philox4x64"), name=f"{ns}.philox", tag=f"{ns}_phx"
+    )
 
     def tpu_rule(x: Any) -> Any:
         return x + x
@@ -832,3 +836,39 @@ def test_two_vendors_on_one_platform_are_reported_never_ordered(
     assert load(registry) == []
     assert prim.lowering_platforms()["tpu"] == "a-vendor_tpu"
     assert prim.lowering_platforms()["rocm"] == "a-vendor_rocm"
+
+
+# --- look-alike names ----------------------------------------------------------------------------
+
+
+def test_a_look_alike_namespace_owns_nothing() -> None:
+    lookalike = "j\u0435xt"  # with a Cyrillic "\u0435" (U+0435), it reads "jext"
+    registry = Registry(group="jext-none")
+
+    def rngs(registry: Any) -> None:
+        base = jext.random.get_impl("jext.philox4x64")
+        registry.add(dataclasses.replace(base, name=f"{lookalike}.philox4x64", tag="lookalike"))
+
+    registry.register(SimpleNamespace(jext_register_rng_impls=jext.hookimpl(rngs)), name=lookalike)
+    messages = load(registry)
+    assert len(messages) == 1 and "ASCII" in messages[0], messages
+    assert {p.name: p.status for p in registry.plugins()}[lookalike] == "error"
+    assert [n for n in registry.rng_impls() if not n.isascii()] == []
+    with pytest.raises(jext.PluginError, match="ASCII"):
+        registry.register(SimpleNamespace(), name="lookalike-ns", namespaces=[lookalike])
+    with pytest.raises(jext.DefinitionError, match="ASCII"):
+        jext.primitive(f"{lookalike}.softplus")(lambda x, /: x)
+
+
+def test_an_rng_tag_names_one_impl() -> None:
+    registry = Registry(group="jext-none")
+    clone = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name="clone.philox")
+    registry.register(
+        SimpleNamespace(
+            jext_register_rng_impls=jext.hookimpl(lambda registry: registry.add(clone))
+        ),
+        name="clone",
+    )
+    (message,) = load(registry)
+    assert "tag 'jext_phx64'" in message and "'jext.philox4x64'" in message
+    assert "clone.philox" not in registry.rng_impls()

@@ -149,10 +149,10 @@ def _check_name(name: object) -> None:
     if not isinstance(name, str):
         raise DefinitionError(f"a primitive name must be a str, got {type(name).__name__}")
     parts = name.split(".")
-    if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+    if len(parts) < 2 or not name.isascii() or not all(p.isidentifier() for p in parts):
         raise DefinitionError(
             f"primitive name {name!r} must be namespaced as '<lib>.<op>' "
-            "(dot-separated Python identifiers), e.g. 'mylib.softplus'"
+            "(ASCII dot-separated Python identifiers), e.g. 'mylib.softplus'"
         )
 
 

@@ -72,9 +72,10 @@ class RngImpl:
 
     def __post_init__(self) -> None:
         parts = self.name.split(".")
-        if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        if len(parts) < 2 or not self.name.isascii() or not all(p.isidentifier() for p in parts):
             raise DefinitionError(
-                f"RNG implementation name {self.name!r} must be namespaced as '<lib>.<rng>'"
+                f"RNG implementation name {self.name!r} must be namespaced as '<lib>.<rng>' "
+                "(ASCII dot-separated Python identifiers)"
             )
         if not self.key_shape or not all(isinstance(d, int) and d > 0 for d in self.key_shape):
             raise DefinitionError(
