@@ -68,7 +68,7 @@ class _Registrar(Generic[T]):
 
 @final
 class PrimitiveRegistrar(_Registrar[Primitive[..., Any]]):
-    """Handed to ``jext_register_primitives``: ``registry.add(prim)``."""
+    """Handed to ``jext_register_primitives``: ``registrar.add(prim)``."""
 
     __slots__ = ()
 
@@ -81,7 +81,7 @@ class PrimitiveRegistrar(_Registrar[Primitive[..., Any]]):
 
 @final
 class LoweringRegistrar(_Registrar[PendingLowering]):
-    """Handed to ``jext_register_lowerings``: ``registry.add_lowering(name, rule, platform=)``."""
+    """Handed to ``jext_register_lowerings``: ``registrar.add_lowering(name, rule, platform=)``."""
 
     __slots__ = ()
 
@@ -108,7 +108,7 @@ class LoweringRegistrar(_Registrar[PendingLowering]):
 
 @final
 class RngImplRegistrar(_Registrar["RngImpl"]):
-    """Handed to ``jext_register_rng_impls``: ``registry.add(impl)``."""
+    """Handed to ``jext_register_rng_impls``: ``registrar.add(impl)``."""
 
     __slots__ = ()
 
@@ -125,7 +125,7 @@ class RngImplRegistrar(_Registrar["RngImpl"]):
 
 @final
 class ScipyRegistrar(_Registrar["ScipyWrapper"]):
-    """Handed to ``jext_register_scipy_wrappers``: ``registry.add(wrapper)``."""
+    """Handed to ``jext_register_scipy_wrappers``: ``registrar.add(wrapper)``."""
 
     __slots__ = ()
 
@@ -157,7 +157,7 @@ def _is_capsule(x: object) -> bool:
 
 @final
 class FfiTargetRegistrar(_Registrar[FfiTarget]):
-    """Handed to ``jext_register_ffi_targets``: ``registry.add(name, handler, platform=)``."""
+    """Handed to ``jext_register_ffi_targets``: ``registrar.add(name, handler, platform=)``."""
 
     __slots__ = ()
 
@@ -248,7 +248,7 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
                 return _jax.ffi_pycapsule(h)
             raise self._refuse(
                 f"{h!r} as the handler of FFI target {name!r}; expected a PyCapsule, a ctypes "
-                "function from registry.load_library(...), or a mapping of FFI stages to them"
+                "function from registrar.load_library(...), or a mapping of FFI stages to them"
             )
 
         if isinstance(handler, Mapping):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -672,7 +673,7 @@ _PHASES = (
 def test_an_interrupted_load_is_rolled_back_and_loads_again(
     phase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jext import _registry
+    from jext import _discovery, _registry
 
     ns = f"interrupted_{_PHASES.index(phase)}"
     prim = jext.primitive(f"{ns}.double")(lambda x, /: 2 * x)
@@ -717,8 +718,8 @@ def test_an_interrupted_load_is_rolled_back_and_loads_again(
             maybe_interrupt("import")
             return plugin
 
-    found = _registry._Discovery((EntryPoint(),), {}, ())
-    monkeypatch.setattr(_registry, "_discover", lambda group: found)
+    found = _discovery.Discovery((EntryPoint(),), {}, ())
+    monkeypatch.setattr(_registry, "discover", lambda group: found)
     registry = Registry(group="jext-none")
     with pytest.raises(KeyboardInterrupt):
         registry.load()
@@ -872,3 +873,64 @@ def test_an_rng_tag_names_one_impl() -> None:
     (message,) = load(registry)
     assert "tag 'jext_phx64'" in message and "'jext.philox4x64'" in message
     assert "clone.philox" not in registry.rng_impls()
+
+
+# --- hooks: the table of kinds, argument names, renamed hooks --------------------------------
+
+
+def test_every_hookspec_is_one_kind_in_the_table() -> None:
+    from jext._hookkinds import KINDS
+
+    specs = sorted(n for n in jext.hookspecs.__all__ if n.startswith("jext_"))
+    assert sorted(kind.hook for kind in KINDS) == specs
+    for kind in KINDS:
+        marked = kind.implement(lambda registrar: None)
+        assert getattr(marked, "jext_impl", {}).get("specname") == kind.hook
+    assert jext.hooks.register_lowerings.__self__ is KINDS.lowerings
+
+
+@pytest.mark.parametrize("argument", ["registrar", "registry"])
+def test_a_hook_takes_its_registrar_by_either_name(argument: str) -> None:
+    registry = Registry(group="jext-none")
+    prim = jext.primitive(f"argname_{argument}.double")(lambda x, /: 2 * x)
+    plugin = types.ModuleType(f"argname_{argument}")
+    exec(  # a plain function whose one argument has the name under test
+        f"def jext_register_primitives({argument}):\n    {argument}.add(prim)\n",
+        {"prim": prim},
+        vars(plugin),
+    )
+    plugin.jext_register_primitives = jext.hookimpl(plugin.jext_register_primitives)
+    registry.register(plugin, namespaces=[f"argname_{argument}"])
+    assert load(registry) == []
+    assert registry.get_primitive(f"argname_{argument}.double") is prim
+
+
+def test_a_renamed_hook_still_runs_and_warns_with_the_new_name() -> None:
+    from jext._hookcall import HookCaller
+
+    specs = types.ModuleType("specs_with_a_former_name")
+    vars(specs).update(
+        {n: getattr(jext.hookspecs, n) for n in jext.hookspecs.__all__ if n.startswith("jext_")}
+    )
+
+    def jext_add_primitives(registrar: Any) -> None:
+        """Former name of jext_register_primitives."""
+
+    specs.jext_add_primitives = jext.hookspecs.hookspec(
+        warn_on_impl=DeprecationWarning(
+            "jext_add_primitives is deprecated: implement jext_register_primitives"
+        )
+    )(jext_add_primitives)
+    specs.RENAMED_HOOKS = {"jext_add_primitives": "jext_register_primitives"}
+    added: list[Any] = []
+
+    def add(registry: Any) -> None:  # the old hook, with the old argument name
+        added.append(registry)
+
+    plugin = SimpleNamespace(jext_add_primitives=jext.hookimpl(add))
+    caller = HookCaller(specs)
+    with pytest.warns(DeprecationWarning, match="implement jext_register_primitives"):
+        impls = caller.implementations(plugin, "old-plugin")
+    assert list(impls) == ["jext_register_primitives"]
+    caller.call(impls["jext_register_primitives"], "the registrar")
+    assert added == ["the registrar"]

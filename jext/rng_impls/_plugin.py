@@ -142,6 +142,6 @@ THREEFRY4X64 = _impl(
 
 
 @hookimpl
-def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
+def jext_register_rng_impls(registrar: RngImplRegistrar) -> None:
     for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64):
-        registry.add(impl)
+        registrar.add(impl)
