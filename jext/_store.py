@@ -127,20 +127,20 @@ class Store:
         plugins own ``jext_*``.
         """
         mine = [*plugin.owned, *([CORE_NAMESPACE] if plugin.core else [])]
-        if any(ffi_name_in(target, ns) for ns in mine):
+        # The innermost namespace decides, as for dotted names: jext_mylib_* belongs to
+        # jext_mylib's owner, jext_* to jext's core.
+        owners = {**self.owners, **dict.fromkeys(mine, plugin.name)}
+        matching = sorted((ns for ns in owners if ffi_name_in(target, ns)), key=len)
+        if matching and owners[matching[-1]] == plugin.name:
             return None
-        others = sorted(
-            (ns, owner)
-            for ns, owner in self.owners.items()
-            if owner != plugin.name and ffi_name_in(target, ns)
-        )
-        where = (
-            f"in namespace {others[-1][0]!r}, which belongs to {self.owner_label(others[-1][1])}"
-            if others
+        place = (
+            f"in namespace {matching[-1]!r}, which belongs to "
+            f"{self.owner_label(owners[matching[-1]])}"
+            if matching
             else "outside its namespaces"
         )
         return (
-            f"FFI target {target!r} is {where}: XLA has one table of handler names for the "
+            f"FFI target {target!r} is {place}: XLA has one table of handler names for the "
             f"whole process (jaxlib's own included), so {plugin.name!r} names its targets "
             f"'<namespace>_<kernel>' in its namespaces {sorted(mine)}"
         )
