@@ -2,8 +2,9 @@
 
 Its jobs live in their own modules: discovery and namespace claims (``_discovery``),
 reading and calling hooks (``_hookcall``), the store of what plugins registered and its
-commits (``_store``), one table of hook kinds (``_hookkinds``).  Here: the loader (who
-loads, who waits, what a load that did not finish leaves) and the read-side views.
+commits (``_store``), one table of hook kinds (``_hookkinds``), the read-side views
+(``_views``).  Here: the loader (who loads, who waits, what a load that did not finish
+leaves) and the process-wide registry.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from jext import _host, hookspecs
@@ -42,12 +42,12 @@ from jext._discovery import (
     optional_core_plugin,
     settle,
 )
-from jext._errors import PluginError, UnknownNameError
+from jext._errors import PluginError
 from jext._hookcall import HookCaller, InvalidPlugin
 from jext._hookkinds import KINDS
 from jext._host import ENV_RNG_NATIVE, Owned, close_matches, env_flag, rng_native_wanted
-from jext._registrars import FfiTarget
 from jext._store import ENV_LOWERING_PREFER, Refused, Store
+from jext._views import PluginInfo, Views
 from jext.primitives._primitive import Primitive
 
 if TYPE_CHECKING:
@@ -87,20 +87,6 @@ class PluginWarning(UserWarning):
     """A plugin failed to load or register; the message names it, its distribution and why."""
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-    """One plugin as ``jext.plugins()`` and ``jext list`` report it."""
-
-    name: str
-    distribution: str | None  # None for a plugin registered in code
-    version: str | None
-    status: PluginStatus
-    error: str | None = None
-    notes: tuple[str, ...] = ()
-    namespaces: tuple[str, ...] = ()  # the namespaces it owns
-    core: bool = False  # part of jext itself: loaded whatever the switches say
-
-
 @dataclass(slots=True)
 class _Stage:
     """A part of loading that runs once: jext's core, then every plugin."""
@@ -109,7 +95,7 @@ class _Stage:
     running: bool = False  # on the thread holding the writer token
 
 
-class Registry:
+class Registry(Views):
     """Everything the loaded plugins registered; one per process (see :func:`registry`)."""
 
     def __init__(self, *, group: str = hookspecs.PROJECT_NAME) -> None:
@@ -153,6 +139,18 @@ class Registry:
         """:class:`jext._host.Host`: load every plugin; failures wait for a reader."""
         if not self._all.done:
             self._ensure_loaded()
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    def load_core(self, *, report: bool) -> None:
+        self._load_core()
+        if report and not self._all.running and not getattr(self._unreported, "on", False):
+            self._report()
+
+    def load_quietly(self) -> None:
+        self._ensure_loaded()
 
     @contextmanager
     def unreported(self) -> Iterator[None]:
@@ -450,129 +448,9 @@ class Registry:
 
         return inside(new_module) and not inside(known_module)
 
-    # --- reading ---------------------------------------------------------------------------------
-
-    def primitives(self) -> Mapping[str, Primitive[..., Any]]:
-        self.load()
-        store = self._store
-        return MappingProxyType({n: store.primitive(n) for n in sorted(store.primitives)})
-
-    def primitive_owners(self) -> Mapping[str, str]:
-        self.load()
-        return MappingProxyType(dict(sorted(self._store.primitives.items())))
-
-    def get_primitive(self, name: str) -> Primitive[..., Any]:
-        self.load()
-        if name not in self._store.primitives:
-            raise UnknownNameError(
-                f"no registered primitive is named {name!r}.{self.broken_owner_hint(name)}"
-                f"{close_matches(name, self._store.primitives)} See `jext list` for what is "
-                "installed."
-            )
-        return self._store.primitive(name)
-
-    def primitive(self, name: str) -> Primitive[..., Any]:
-        """:class:`jext._host.Host`: the registered primitive ``name`` (unpickling)."""
-        return self.get_primitive(name)
-
     def may_replace(self, name: str, known_module: str, new_module: str) -> bool:
         """:class:`jext._host.Host`: see :meth:`definition_may_replace`."""
         return self.definition_may_replace(name, known_module, new_module)
-
-    def broken_owner_hint(self, name: str) -> str:
-        """`` Its namespace's owner, plugin 'x' (...), failed: why.`` or an empty string."""
-        owner = self._store.owner_of(name)
-        entry = self._store.plugins.get(owner[1]) if owner is not None else None
-        if entry is None or entry.status == "loaded":
-            return ""
-        return f" Its namespace's owner, {entry.label()}, is {entry.status}: {entry.error}."
-
-    def rng_impls(self) -> Mapping[str, Owned[Any]]:
-        self.load()
-        return MappingProxyType(dict(sorted(KINDS.rng_impls.listing(self._store).items())))
-
-    def rng_impl_names(self) -> list[str]:
-        """:class:`jext._host.Host`: every registered RNG implementation's name, sorted."""
-        return list(self.rng_impls())
-
-    def rng_impl(self, name: str) -> Any:
-        """The registered RNG implementation ``name``; :class:`jext.UnknownNameError` if none.
-
-        A name in jext's own namespace needs only jext's core: no plugin is loaded for it,
-        so the bundled generators work whatever the plugin switches say, and never wait
-        for another plugin's import.
-        """
-        owned = self.owned_rng_impl(name)
-        if owned is None:
-            names = self.rng_impl_names()
-            raise UnknownNameError(
-                f"no RNG implementation is named {name!r}.{self.broken_owner_hint(name)}"
-                f"{close_matches(name, names)} Registered: {names}"
-            )
-        return owned.item
-
-    def owned_rng_impl(self, name: str) -> Owned[Any] | None:
-        """The RNG implementation ``name`` and its plugin, or None."""
-        if namespaces_of(name)[-1:] == [CORE_NAMESPACE]:
-            self._load_core()
-            found = self._store.rng_impls.get(name)
-            if found is not None and self._store.plugins[found.plugin].core:
-                return found
-        self.load()
-        return self._store.rng_impls.get(name)
-
-    def core_ffi_target(self, name: str, platform: str) -> bool:
-        """Whether a core plugin registered the FFI target ``name`` on ``platform``.
-
-        Loads only jext's core (as :meth:`rng_impl` does for core names): jext's own
-        primitives use native kernels without importing any other plugin, and never one
-        that a third-party plugin registered under the same name.  A core plugin that
-        failed (jext-rng-native built for a newer FFI API, say) is reported here as by any
-        reader: its users fall back to the XLA path, and must hear why.
-        """
-        self._load_core()
-        if not self._all.running and not getattr(self._unreported, "on", False):
-            self._report()
-        owned = _host.FFI_TARGETS.get((name, platform))
-        entry = None if owned is None else self._store.plugins.get(owned.plugin)
-        return entry is not None and entry.core
-
-    def ffi_targets(self) -> Mapping[tuple[str, str], Owned[FfiTarget]]:
-        """Every registered FFI handler by ``(target name, platform)``, and its plugin."""
-        self.load()
-        return MappingProxyType(dict(sorted(KINDS.ffi_targets.listing(self._store).items())))
-
-    def scipy_wrappers(self) -> Mapping[tuple[str, str], Sequence[Owned[Any]]]:
-        self.load()
-        return MappingProxyType({k: tuple(v) for k, v in sorted(self._store.scipy.items())})
-
-    def plugins(self) -> list[PluginInfo]:
-        """Every plugin with its status; failures are data here, not warnings or errors."""
-        self._ensure_loaded()
-        notes = {k: list(v) for k, v in self._store.notes.items()}
-        for i, low in enumerate(self._store.lowerings):
-            if i not in self._store.applied_lowerings:
-                notes.setdefault(low.plugin, []).append(
-                    f"unused lowering for {low.primitive!r} on "
-                    f"{low.platform or 'every platform'}: no loaded plugin defines it"
-                )
-        return [
-            PluginInfo(
-                p.name,
-                *p.dist_info(),
-                p.status,
-                p.error,
-                tuple(notes.get(p.name, ())),
-                namespaces=p.owned,
-                core=p.core,
-            )
-            for p in sorted(self._store.plugins.values(), key=lambda p: p.name)
-        ]
-
-    def problems(self) -> list[str]:
-        """Every failure, one line each (as warned)."""
-        self._ensure_loaded()
-        return list(self._store.problems)
 
 
 _REGISTRY: Final = Registry()
