@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
 from jext._errors import RegistrationError
 from jext.primitives._primitive import Primitive, check_platform
+from jext.rng_impls._impl import RngImpl
 from jext.typing import Platform
 
 if TYPE_CHECKING:
-    from jext.rng_impls._impl import RngImpl
     from jext.scipy._wrapper import ScipyWrapper
 
 __all__ = [
@@ -107,15 +107,13 @@ class LoweringRegistrar(_Registrar[PendingLowering]):
 
 
 @final
-class RngImplRegistrar(_Registrar["RngImpl"]):
+class RngImplRegistrar(_Registrar[RngImpl]):
     """Handed to ``jext_register_rng_impls``: ``registrar.add(impl)``."""
 
     __slots__ = ()
 
     def add(self, impl: RngImpl) -> None:
         """Register ``impl`` (a :class:`jext.random.RngImpl`) under its name."""
-        from jext.rng_impls._impl import RngImpl  # noqa: PLC0415 - jext.random imports the registry
-
         if not isinstance(impl, RngImpl):
             raise self._refuse(
                 f"{impl!r} ({type(impl).__name__}), which is not a jext.random.RngImpl"

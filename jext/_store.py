@@ -323,7 +323,7 @@ class Store:
     def commit_scipy(self, plugin: Plugin, staged: list[Any]) -> str | None:
         if not staged:
             return None
-        from jext.scipy._scopes import in_jax  # noqa: PLC0415 - jext.scipy imports this module
+        from jext.scipy._scopes import in_jax  # noqa: PLC0415 - jext.scipy imports the registry
 
         for wrapper in staged:
             if wrapper.replaces_jax is None and in_jax(wrapper.scope, wrapper.name):

@@ -18,6 +18,7 @@ import pytest
 import jext
 import jext.lowering
 import jext.random
+from jext import _host
 from jext._registry import Registry
 from tests import plugin_packages as pp
 from tests.conftest import run_python
@@ -934,3 +935,28 @@ def test_a_renamed_hook_still_runs_and_warns_with_the_new_name() -> None:
     assert list(impls) == ["jext_register_primitives"]
     caller.call(impls["jext_register_primitives"], "the registrar")
     assert added == ["the registrar"]
+
+
+def test_a_registered_primitive_is_read_from_the_one_table_of_names() -> None:
+    # A re-run definition (same module and qualified name) replaces the earlier one in the
+    # table of definitions; the registry holds no copy of its own that could go stale.
+    def define() -> jext.Primitive[..., Any]:
+        def one_table(x: Any, /) -> Any:
+            return x + 1
+
+        return jext.primitive("one_table.inc")(one_table)
+
+    first = define()
+    registry = Registry(group="jext-none")
+    registry.register(
+        SimpleNamespace(
+            jext_register_primitives=jext.hookimpl(lambda registry: registry.add(first))
+        ),
+        name="one-table",
+    )
+    registry.load()
+    assert registry.get_primitive("one_table.inc") is first
+    second = define()
+    assert second is not first
+    assert registry.get_primitive("one_table.inc") is second
+    assert _host.DEFINITIONS["one_table.inc"] is second
