@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
+from jext import _jax
 from jext._errors import RegistrationError
 from jext.primitives._primitive import Primitive, check_platform
 from jext.rng_impls._impl import RngImpl
@@ -186,8 +187,6 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
         in one line and none of its handlers reaches XLA.  Nothing is refused where the
         installed jaxlib's version cannot be read.
         """
-        from jext import _jax  # noqa: PLC0415 - jax loads only once a plugin has native handlers
-
         installed = _jax.installed_ffi_api()
         if installed is None or (built[0] == installed[0] and built[1] <= installed[1]):
             return
@@ -241,8 +240,6 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
             if _is_capsule(h):
                 return h
             if isinstance(h, CFuncPtr):
-                from jext import _jax  # noqa: PLC0415 - jax loads only once a plugin has native handlers
-
                 return _jax.ffi_pycapsule(h)
             raise self._refuse(
                 f"{h!r} as the handler of FFI target {name!r}; expected a PyCapsule, a ctypes "
