@@ -116,7 +116,10 @@ def jext_register_ffi_targets(registrar: FfiTargetRegistrar) -> None:
     Called once per plugin, in phase 3: after every plugin's primitives, before any
     lowering hook.  ``registrar.add(name, handler, platform="cpu" | "cuda" | "rocm",
     batch_partitionable=False)`` takes a PyCapsule from a compiled extension module, or a
-    ``ctypes`` function from ``registrar.load_library(path)``.  Load libraries and import
+    ``ctypes`` function from ``registrar.load_library(path)``.  A target's name lies in
+    one of the plugin's namespaces, ``<namespace>_<kernel>`` (``mylib_softplus``): XLA has
+    one table of handler names for the whole process, jaxlib's own included, so a name
+    outside them fails the plugin before it reaches XLA.  Load libraries and import
     extension modules here, not at module level: nothing native is loaded at ``import
     jext``, and a library that fails to load (``load_library`` raises
     :class:`jext.RegistrationError` naming it and the OS error) fails this plugin in one
@@ -137,6 +140,10 @@ def jext_register_lowerings(registrar: LoweringRegistrar) -> None:
     phase 4, after every plugin's primitives and FFI targets.  A rule for a primitive
     no loaded plugin defines is kept as *unused*: ``jext list`` shows it as a note and
     the plugin stays ``loaded``; it is applied if that primitive is registered later.
+    Rules are applied once every plugin's are in: a rule for another plugin's primitive
+    fills only a platform its owner left to the reference; a clash with the owner's rule
+    or another vendor's is reported (a :class:`jext.PluginWarning` naming both) and the
+    user chooses with ``JEXT_LOWERING_PREFER=<primitive>:<platform>=<plugin>``.
     """
 
 
@@ -148,7 +155,8 @@ def jext_register_rng_impls(registrar: RngImplRegistrar) -> None:
     """Register typed-key PRNG implementations with ``registrar.add(impl)``.
 
     Called in phase 5.  ``impl`` is a :class:`jext.random.RngImpl`; its name (namespaced
-    ``"<lib>.<rng>"``) becomes usable as ``jext.random.key(seed, impl=name)``.
+    ``"<lib>.<rng>"``) becomes usable as ``jext.random.key(seed, impl=name)``; its
+    ``tag`` names its key type (``key<tag>``) and must be one no other impl has.
     """
 
 
