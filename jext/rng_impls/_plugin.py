@@ -9,7 +9,7 @@ verifies them).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jax
 import numpy as np
@@ -20,9 +20,6 @@ from jext.rng_impls._common import CounterRng
 from jext.rng_impls._impl import KnownAnswer, RngImpl
 from jext.rng_impls._philox4x64 import PHILOX4X64_RNG, philox4x64_key_data
 from jext.rng_impls._threefry4x64 import THREEFRY4X64_RNG, threefry4x64_key_data
-
-if TYPE_CHECKING:
-    from jext._registrars import RngImplRegistrar
 
 __all__ = ["CHACHA20", "PHILOX4X64", "THREEFRY4X64", "jext_register_rng_impls"]
 
@@ -141,7 +138,13 @@ THREEFRY4X64 = _impl(
 )
 
 
+class _RngRegistrar(Protocol):
+    """What this hook uses of ``jext.RngImplRegistrar`` (the core never imports the registry)."""
+
+    def add(self, impl: RngImpl, /) -> None: ...
+
+
 @hookimpl
-def jext_register_rng_impls(registrar: RngImplRegistrar) -> None:
+def jext_register_rng_impls(registrar: _RngRegistrar) -> None:
     for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64):
         registrar.add(impl)
