@@ -355,7 +355,7 @@ def partitioned_context(ctx: LoweringContext) -> bool:
     """Whether ``ctx`` lowers a module the Shardy partitioner will split over several
     devices (not a single device, not inside ``shard_map``'s per-device code), and not
     for ``jax.export``, which cannot serialize a ``custom_partitioning`` call."""
-    from jax._src import sharding_impls  # noqa: PLC0415 - JAX internals load only when sharding is lowered
+    from jax._src import sharding_impls  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
 
     axis_context = ctx.module_context.axis_context
     # custom_partitioning needs the devices, which jit gives while lowering only to
@@ -382,8 +382,8 @@ def custom_partitioned(
     gives the specs the operands are resharded to and the results' specs, and each
     device runs ``per_shard`` on its shards (same flat operands and results as ``body``).
     """
-    from jax._src.sharding_impls import GSPMDSharding  # noqa: PLC0415 - JAX internals load only when sharding is lowered
-    from jax.experimental.custom_partitioning import custom_partitioning  # noqa: PLC0415 - JAX internals load only when sharding is lowered
+    from jax._src.sharding_impls import GSPMDSharding  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
+    from jax.experimental.custom_partitioning import custom_partitioning  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
 
     def flat_body(*args: Any) -> tuple[Any, ...]:
         return tuple(body(*args))
@@ -432,7 +432,7 @@ def has_custom_call(closed: ClosedJaxpr) -> bool:
 def require_devices_during_lowering(prim: Primitive) -> None:
     """Make ``jit`` lower modules binding ``prim`` with their devices known, as
     ``custom_partitioning`` (which jext may lower ``prim`` to) needs."""
-    from jax._src import dispatch  # noqa: PLC0415 - JAX internals load only when sharding is lowered
+    from jax._src import dispatch  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
 
     dispatch.prim_requires_devices_during_lowering.add(prim)
 
