@@ -7,8 +7,6 @@ and the rules that settle ownership (never by order).
 from __future__ import annotations
 
 import dataclasses
-import os
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import Distribution, EntryPoint, PackageNotFoundError, distribution
@@ -42,7 +40,6 @@ __all__ = [
     "namespaces_of",
     "optional_core_plugin",
     "settle",
-    "where",
 ]
 
 ENV_DISABLE_AUTOLOAD: Final = "JEXT_DISABLE_PLUGIN_AUTOLOAD"
@@ -100,21 +97,6 @@ def namespaces_of(name: str) -> list[str]:
     """The namespaces ``name`` lies in, innermost first: ``a.b.c`` -> ``a.b``, ``a``."""
     parts = name.split(".")
     return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
-
-
-_JEXT_DIR: Final = os.path.dirname(os.path.abspath(hookspecs.__file__)) + os.sep
-
-
-def where(err: BaseException) -> str:
-    """`` (file:line)`` of the plugin's innermost frame in ``err``'s traceback, or ``""``.
-
-    Frames in jext itself (a registrar refusing an argument) say less than the plugin's
-    line that called it.
-    """
-    frames = traceback.extract_tb(err.__traceback__)
-    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_JEXT_DIR)]
-    chosen = theirs or list(frames)
-    return f" ({chosen[-1].filename}:{chosen[-1].lineno})" if chosen else ""
 
 
 @dataclass(slots=True)

@@ -9,18 +9,18 @@ its copy from before.
 from __future__ import annotations
 
 import os
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from jext import _host, _jax
+from jext import _host, _jax, hookspecs
 from jext._discovery import (
     CORE_NAMESPACE,
     NAMESPACE_GROUP,
     Plugin,
     ffi_name_in,
     namespaces_of,
-    where,
 )
 from jext._host import Owned
 from jext._registrars import FfiTarget, PendingLowering
@@ -53,6 +53,21 @@ def _lowering_preferences() -> dict[tuple[str, str | None], str]:
         name, colon, platform = key.strip().partition(":")
         prefs[(name, platform.strip() if colon else None)] = plugin.strip()
     return prefs
+
+
+_JEXT_DIR: Final = os.path.dirname(os.path.abspath(hookspecs.__file__)) + os.sep
+
+
+def _where(err: BaseException) -> str:
+    """`` (file:line)`` of the plugin's innermost frame in ``err``'s traceback, or ``""``.
+
+    Frames in jext itself (a registrar refusing an argument) say less than the plugin's
+    line that called it.
+    """
+    frames = traceback.extract_tb(err.__traceback__)
+    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_JEXT_DIR)]
+    chosen = theirs or list(frames)
+    return f" ({chosen[-1].filename}:{chosen[-1].lineno})" if chosen else ""
 
 
 class Refused(Exception):
@@ -346,7 +361,7 @@ class Store:
             return
         plugin.status = "error"
         first = cause.splitlines()[0] if cause else "failed"
-        plugin.error = first + (where(err) if err is not None else "")
+        plugin.error = first + (_where(err) if err is not None else "")
         self.add_problem(f"jext {plugin.label()}: {plugin.error}", err)
 
     def add_problem(self, line: str, err: BaseException | None) -> None:
