@@ -960,3 +960,27 @@ def test_a_registered_primitive_is_read_from_the_one_table_of_names() -> None:
     assert second is not first
     assert registry.get_primitive("one_table.inc") is second
     assert _host.DEFINITIONS["one_table.inc"] is second
+
+
+def test_a_plugin_import_joining_a_thread_that_uses_a_core_rng(tmp_path: Path) -> None:
+    # The plugin's import (an entry point's load) itself waits for a core RNG's thread.
+    code = _RACE_PRELUDE + (
+        "import jax, jext.random\n"
+        "from jext import _discovery, _registry\n"
+        "done = []\n"
+        "def use_rng():\n"
+        "    key = jext.random.key(0, impl='jext.philox4x64')\n"
+        "    done.append(int(jax.random.bits(key, (2,)).sum() >= 0))\n"
+        "class EntryPoint:\n"
+        "    name, value, dist = 'joiner', 'joiner_module', None\n"
+        "    def load(self):\n"
+        "        t = threading.Thread(target=use_rng, daemon=True); t.start(); t.join(20)\n"
+        "        return SimpleNamespace()\n"
+        "found = _discovery.Discovery((EntryPoint(),), {}, ())\n"
+        "_registry.discover = lambda group: found\n"
+        "loader = threading.Thread(target=jext.load_plugins, daemon=True); loader.start()\n"
+        "loader.join(60)\n"
+        "print(done, loader.is_alive())\n"
+    )
+    result = run_python(code, tmp_path)
+    assert result.stdout.split() == ["[1]", "False"], result.stderr
