@@ -222,7 +222,8 @@ PROFILE_PARTS: list[tuple[str, str, str]] = [
     ("pluggy PluginManager.register", "pluggy/_manager.py", "register"),
     ("pluggy PluginManager.get_hookcallers", "pluggy/_manager.py", "get_hookcallers"),
     ("Registry._run_hooks (hooks + commits)", "jext/_registry.py", "_run_hooks"),
-    ("  of which Registry._call (finds impls)", "jext/_registry.py", "_call"),
+    ("  of which HookCaller.call (runs hooks)", "jext/_hookcall.py", "call"),
+    ("HookCaller.implementations (finds impls)", "jext/_hookcall.py", "implementations"),
 ]
 
 

@@ -233,9 +233,10 @@ def _csv(value: str) -> list[str]:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from jext.testing._api import KIND_CHECKS, run_checks
-    from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir
-    from jext.testing._report import CheckResult, format_table, summary_line
+    # The checks load only for `jext check`.
+    from jext.testing._api import KIND_CHECKS, run_checks  # noqa: PLC0415
+    from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir  # noqa: PLC0415
+    from jext.testing._report import CheckResult, format_table, summary_line  # noqa: PLC0415
 
     err = sys.stderr
 
@@ -287,7 +288,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
-    from jext._stubgen import check, write
+    from jext._stubgen import check, write  # noqa: PLC0415 - the stub writer loads only for `jext stubgen`
 
     folder = Path(args.out)
     # pip takes a bare name for a registry project: a local folder needs a path ("./stubs").

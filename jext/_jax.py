@@ -137,7 +137,7 @@ def shaped_array(shape: Sequence[int], dtype: Any, *, weak_type: bool = False) -
 
 def ffi_pycapsule(fn: Any) -> object:
     """A ctypes function pointer wrapped in the PyCapsule that XLA registers as a handler."""
-    import jax.ffi
+    import jax.ffi  # noqa: PLC0415 - jax.ffi loads only once a plugin has native handlers
 
     capsule: object = jax.ffi.pycapsule(fn)  # type: ignore[no-untyped-call]
     return capsule
@@ -197,7 +197,7 @@ def define_prng_impl(
     tag: str,
 ) -> Hashable:
     """``jax.extend.random.define_prng_impl``; JAX hands ``fold_in`` a uint32 array."""
-    from jax.extend.random import define_prng_impl as define  # heavy: imported when first used
+    from jax.extend.random import define_prng_impl as define  # noqa: PLC0415 - heavy: imported when first used
 
     return define(
         key_shape=key_shape,
@@ -382,7 +382,7 @@ def partitioned_context(ctx: LoweringContext) -> bool:
     """Whether ``ctx`` lowers a module the Shardy partitioner will split over several
     devices (not a single device, not inside ``shard_map``'s per-device code), and not
     for ``jax.export``, which cannot serialize a ``custom_partitioning`` call."""
-    from jax._src import sharding_impls
+    from jax._src import sharding_impls  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
 
     axis_context = ctx.module_context.axis_context
     # custom_partitioning needs the devices, which jit gives while lowering only to
@@ -409,8 +409,8 @@ def custom_partitioned(
     gives the specs the operands are resharded to and the results' specs, and each
     device runs ``per_shard`` on its shards (same flat operands and results as ``body``).
     """
-    from jax._src.sharding_impls import GSPMDSharding
-    from jax.experimental.custom_partitioning import custom_partitioning
+    from jax._src.sharding_impls import GSPMDSharding  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
+    from jax.experimental.custom_partitioning import custom_partitioning  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
 
     def flat_body(*args: Any) -> tuple[Any, ...]:
         return tuple(body(*args))
@@ -459,7 +459,7 @@ def has_custom_call(closed: ClosedJaxpr) -> bool:
 def require_devices_during_lowering(prim: Primitive) -> None:
     """Make ``jit`` lower modules binding ``prim`` with their devices known, as
     ``custom_partitioning`` (which jext may lower ``prim`` to) needs."""
-    from jax._src import dispatch
+    from jax._src import dispatch  # noqa: PLC0415 - JAX internals, resolved only where sharding is lowered
 
     dispatch.prim_requires_devices_during_lowering.add(prim)
 
@@ -647,7 +647,7 @@ def installed_ffi_api() -> tuple[int, int] | None:
     older minor version, never a newer one, and jaxlib 0.8 then cannot start its CPU
     backend at all, so jext compares a plugin's build against this before registering.
     """
-    import jax.ffi
+    import jax.ffi  # noqa: PLC0415 - jax.ffi loads only once a plugin has native handlers
 
     header = Path(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")
     try:

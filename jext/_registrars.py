@@ -9,12 +9,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, final
 
+from jext import _jax
 from jext._errors import RegistrationError
 from jext.primitives._primitive import Primitive, check_platform
+from jext.rng_impls._impl import RngImpl
 from jext.typing import Platform
 
 if TYPE_CHECKING:
-    from jext.random._impl import RngImpl
     from jext.scipy._wrapper import ScipyWrapper
 
 __all__ = [
@@ -68,7 +69,7 @@ class _Registrar(Generic[T]):
 
 @final
 class PrimitiveRegistrar(_Registrar[Primitive[..., Any]]):
-    """Handed to ``jext_register_primitives``: ``registry.add(prim)``."""
+    """Handed to ``jext_register_primitives``: ``registrar.add(prim)``."""
 
     __slots__ = ()
 
@@ -81,7 +82,7 @@ class PrimitiveRegistrar(_Registrar[Primitive[..., Any]]):
 
 @final
 class LoweringRegistrar(_Registrar[PendingLowering]):
-    """Handed to ``jext_register_lowerings``: ``registry.add_lowering(name, rule, platform=)``."""
+    """Handed to ``jext_register_lowerings``: ``registrar.add_lowering(name, rule, platform=)``."""
 
     __slots__ = ()
 
@@ -107,15 +108,13 @@ class LoweringRegistrar(_Registrar[PendingLowering]):
 
 
 @final
-class RngImplRegistrar(_Registrar["RngImpl"]):
-    """Handed to ``jext_register_rng_impls``: ``registry.add(impl)``."""
+class RngImplRegistrar(_Registrar[RngImpl]):
+    """Handed to ``jext_register_rng_impls``: ``registrar.add(impl)``."""
 
     __slots__ = ()
 
     def add(self, impl: RngImpl) -> None:
         """Register ``impl`` (a :class:`jext.random.RngImpl`) under its name."""
-        from jext.random._impl import RngImpl  # jext.random imports the registry
-
         if not isinstance(impl, RngImpl):
             raise self._refuse(
                 f"{impl!r} ({type(impl).__name__}), which is not a jext.random.RngImpl"
@@ -125,13 +124,13 @@ class RngImplRegistrar(_Registrar["RngImpl"]):
 
 @final
 class ScipyRegistrar(_Registrar["ScipyWrapper"]):
-    """Handed to ``jext_register_scipy_wrappers``: ``registry.add(wrapper)``."""
+    """Handed to ``jext_register_scipy_wrappers``: ``registrar.add(wrapper)``."""
 
     __slots__ = ()
 
     def add(self, wrapper: ScipyWrapper) -> None:
         """Register ``wrapper`` (a :class:`jext.scipy.ScipyWrapper`) in its scope."""
-        from jext.scipy._wrapper import ScipyWrapper  # jext.scipy imports the registry
+        from jext.scipy._wrapper import ScipyWrapper  # noqa: PLC0415 - jext.scipy imports the registry
 
         if not isinstance(wrapper, ScipyWrapper):
             raise self._refuse(
@@ -157,7 +156,7 @@ def _is_capsule(x: object) -> bool:
 
 @final
 class FfiTargetRegistrar(_Registrar[FfiTarget]):
-    """Handed to ``jext_register_ffi_targets``: ``registry.add(name, handler, platform=)``."""
+    """Handed to ``jext_register_ffi_targets``: ``registrar.add(name, handler, platform=)``."""
 
     __slots__ = ()
 
@@ -188,8 +187,6 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
         in one line and none of its handlers reaches XLA.  Nothing is refused where the
         installed jaxlib's version cannot be read.
         """
-        from jext import _jax  # jax loads only once a plugin has native handlers
-
         installed = _jax.installed_ffi_api()
         if installed is None or (built[0] == installed[0] and built[1] <= installed[1]):
             return
@@ -243,12 +240,10 @@ class FfiTargetRegistrar(_Registrar[FfiTarget]):
             if _is_capsule(h):
                 return h
             if isinstance(h, CFuncPtr):
-                from jext import _jax  # jax loads only once a plugin has native handlers
-
                 return _jax.ffi_pycapsule(h)
             raise self._refuse(
                 f"{h!r} as the handler of FFI target {name!r}; expected a PyCapsule, a ctypes "
-                "function from registry.load_library(...), or a mapping of FFI stages to them"
+                "function from registrar.load_library(...), or a mapping of FFI stages to them"
             )
 
         if isinstance(handler, Mapping):

@@ -1,37 +1,53 @@
-"""The plugin registry: entry-point discovery, owned namespaces, phased lazy loading, isolation."""
+"""The plugin registry: loads plugins once, thread-safely and all-or-nothing, and reads them.
+
+Its jobs live in their own modules: discovery and namespace claims (``_discovery``),
+reading and calling hooks (``_hookcall``), the store of what plugins registered and its
+commits (``_store``), one table of hook kinds (``_hookkinds``), the read-side views
+(``_views``).  Here: the loader (who loads, who waits, what a load that did not finish
+leaves) and the process-wide registry.
+"""
 
 from __future__ import annotations
 
-import difflib
-import inspect
 import os
 import threading
-import traceback
 import types
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from importlib.metadata import Distribution, EntryPoint, PackageNotFoundError, distribution
-from importlib.metadata import entry_points as _entry_points
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
-import pluggy
-
-from jext import hookspecs
-from jext._errors import PluginError, UnknownNameError
-from jext._registrars import (
-    FfiTarget,
-    FfiTargetRegistrar,
-    LoweringRegistrar,
-    PendingLowering,
-    PrimitiveRegistrar,
-    RngImplRegistrar,
-    ScipyRegistrar,
-    _Registrar,
+from jext import _host, hookspecs
+from jext._discovery import (
+    CORE_NAMESPACE,
+    CORE_PLUGINS,
+    ENV_DISABLE_AUTOLOAD,
+    ENV_DISABLE_PLUGINS,
+    ENV_PLUGINS,
+    NAMESPACE_GROUP,
+    OPTIONAL_CORE_PLUGINS,
+    Discovery,
+    Plugin,
+    PluginStatus,
+    claimed_namespaces,
+    default_namespace,
+    discover,
+    env_names,
+    is_namespace,
+    jext_distribution,
+    metadata_owner_package,
+    module_of,
+    namespaces_of,
+    optional_core_plugin,
+    settle,
 )
-from jext.primitives import _primitive
+from jext._errors import PluginError
+from jext._hookcall import HookCaller, InvalidPlugin
+from jext._hookkinds import KINDS
+from jext._host import ENV_RNG_NATIVE, Owned, close_matches, env_flag, rng_native_wanted
+from jext._store import ENV_LOWERING_PREFER, Refused, Store
+from jext._views import PluginInfo, Views
 from jext.primitives._primitive import Primitive
 
 if TYPE_CHECKING:
@@ -41,10 +57,12 @@ __all__ = [
     "CORE_NAMESPACE",
     "ENV_DISABLE_AUTOLOAD",
     "ENV_DISABLE_PLUGINS",
+    "ENV_LOWERING_PREFER",
     "ENV_PLUGINS",
     "ENV_RNG_NATIVE",
     "ENV_STRICT",
     "NAMESPACE_GROUP",
+    "Owned",
     "PluginInfo",
     "PluginStatus",
     "PluginWarning",
@@ -61,350 +79,43 @@ __all__ = [
     "rng_native_wanted",
 ]
 
-ENV_DISABLE_AUTOLOAD: Final = "JEXT_DISABLE_PLUGIN_AUTOLOAD"
-"""Set to 1: load no entry points (plugins can still be registered in code)."""
-ENV_PLUGINS: Final = "JEXT_PLUGINS"
-"""A comma-separated list: load only these entry-point plugins."""
-ENV_DISABLE_PLUGINS: Final = "JEXT_DISABLE_PLUGINS"
-"""A comma-separated list: do not load these entry-point plugins."""
 ENV_STRICT: Final = "JEXT_STRICT"
 """Set to 1: a broken plugin raises :class:`jext.PluginError` instead of a warning."""
-ENV_RNG_NATIVE: Final = "JEXT_RNG_NATIVE"
-"""Set to 0: the bundled RNGs use their XLA path on CPU, not jext-rng-native's kernels."""
-NAMESPACE_GROUP: Final = "jext.namespaces"
-"""The entry-point group where a distribution declares more namespaces for its plugin.
-
-Each entry is ``<namespace> = "<the plugin's module>"``, e.g. in ``pyproject.toml``::
-
-    [project.entry-points."jext.namespaces"]
-    mylib = "jext_mylib"
-"""
-CORE_NAMESPACE: Final = "jext"
-"""The namespace of jext's own names (``jext.philox4x64``): no plugin may claim it."""
-
-# jext's core plugins: (name, module, namespaces).  They register the way any plugin does,
-# but are loaded whatever the plugin switches say, before every other plugin.
-_CORE_PLUGINS: Final = (("jext-rng", "jext.rng_impls._plugin", (CORE_NAMESPACE,)),)
-# Optional core plugins: (name, module, distribution).  Loaded with the core where their
-# distribution is installed (it has no entry point), so that core primitives can use what
-# they register whatever the plugin switches say; ENV_RNG_NATIVE=0 leaves jext-rng-native
-# out.  See docs/rng.md.
-_OPTIONAL_CORE_PLUGINS: Final = (("jext-rng-native", "jext_rng_native", "jext-rng-native"),)
-# pluggy options jext's loader does not honour: refused, never silently ignored.
-_UNSUPPORTED_HOOK_OPTIONS: Final = ("wrapper", "hookwrapper", "tryfirst", "trylast")
-
-PluginStatus = Literal["loaded", "error", "disabled"]
-
-T = TypeVar("T")
-
-
-class _InvalidPlugin(Exception):
-    """A plugin's hook implementations do not match the hookspecs."""
-
-
-def _required_args(function: Callable[..., object]) -> tuple[str, ...]:
-    """The argument names a hook implementation needs (those without defaults), as pluggy does."""
-    func = getattr(function, "__func__", function)  # a bound method: skip self
-    code = getattr(func, "__code__", None)
-    if code is None:
-        params = inspect.signature(function).parameters.values()
-        return tuple(p.name for p in params if p.default is p.empty and p.kind is not p.VAR_KEYWORD)
-    n_defaults = len(getattr(func, "__defaults__", None) or ())
-    names: tuple[str, ...] = code.co_varnames[: code.co_argcount - n_defaults]
-    return names[1:] if func is not function else names
-
-
-def default_namespace(plugin_name: str) -> str | None:
-    """The namespace a plugin owns by its name: ``jext-mylib`` owns ``jext_mylib``.
-
-    ``-`` becomes ``_``; None when the result is not dot-separated identifiers.
-    """
-    candidate = plugin_name.replace("-", "_")
-    return candidate if _is_namespace(candidate) else None
-
-
-def _is_namespace(name: str) -> bool:
-    return all(part.isidentifier() for part in name.split("."))
-
-
-def _namespaces_of(name: str) -> list[str]:
-    """The namespaces ``name`` lies in, innermost first: ``a.b.c`` -> ``a.b``, ``a``."""
-    parts = name.split(".")
-    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
-
-
-_JEXT_DIR: Final = os.path.dirname(os.path.abspath(hookspecs.__file__)) + os.sep
-
-
-def _where(err: BaseException) -> str:
-    """`` (file:line)`` of the plugin's innermost frame in ``err``'s traceback, or ``""``.
-
-    Frames in jext itself (a registrar refusing an argument) say less than the plugin's
-    line that called it.
-    """
-    frames = traceback.extract_tb(err.__traceback__)
-    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_JEXT_DIR)]
-    chosen = theirs or list(frames)
-    return f" ({chosen[-1].filename}:{chosen[-1].lineno})" if chosen else ""
 
 
 class PluginWarning(UserWarning):
     """A plugin failed to load or register; the message names it, its distribution and why."""
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-    """One plugin as ``jext.plugins()`` and ``jext list`` report it."""
-
-    name: str
-    distribution: str | None  # None for a plugin registered in code
-    version: str | None
-    status: PluginStatus
-    error: str | None = None
-    notes: tuple[str, ...] = ()
-    namespaces: tuple[str, ...] = ()  # the namespaces it owns
-    core: bool = False  # part of jext itself: loaded whatever the switches say
-
-
-@dataclass(frozen=True, slots=True)
-class Owned(Generic[T]):
-    """A registered item and the plugin that owns it."""
-
-    item: T
-    plugin: str
-
-
 @dataclass(slots=True)
-class _Plugin:
-    name: str
-    dist: Distribution | None  # None for a plugin registered in code
-    module: object = None
-    status: PluginStatus = "loaded"
-    error: str | None = None
-    hooks_run: bool = False
-    core: bool = False
-    # The module the entry point names (``pkg.mod`` of ``pkg.mod:attr``), or the code object's.
-    module_name: str | None = None
-    loader: Callable[[], object] | None = None  # set until the plugin is imported
-    claimed: tuple[str, ...] = ()  # the namespaces it declares, its default first
-    owned: tuple[str, ...] = ()  # those it owns once claims are settled
-    claim_error: str | None = None  # why a claim failed it, before its import
-    # hook name -> (function, its argument names)
-    impls: dict[str, tuple[Callable[..., object], tuple[str, ...]]] = field(default_factory=dict)
-    _dist_info: tuple[str, str] | None = None
+class _Stage:
+    """A part of loading that runs once: jext's core, then every plugin."""
 
-    def dist_info(self) -> tuple[str | None, str | None]:
-        """Distribution name and version, read from its METADATA once, when first needed."""
-        if self.dist is None:
-            return None, None
-        if self._dist_info is None:
-            metadata = self.dist.metadata
-            self._dist_info = (metadata["Name"], metadata["Version"])
-        return self._dist_info
-
-    def label(self) -> str:
-        dist, version = self.dist_info()
-        if self.core and dist not in (None, hookspecs.PROJECT_NAME):  # an optional core plugin
-            return f"plugin {self.name!r} (distribution {dist} {version}, loaded by jext's core)"
-        if self.core:
-            return f"plugin {self.name!r} (core of jext {version or ''})".replace(" )", ")")
-        if dist is None:
-            return f"plugin {self.name!r} (registered in code)"
-        return f"plugin {self.name!r} (distribution {dist} {version})"
+    done: bool = False
+    running: bool = False  # on the thread holding the writer token
 
 
-@dataclass(slots=True)
-class _Phase:
-    hook: str
-    registrar: type[_Registrar[Any]]
-    commit: Callable[[_Plugin, list[Any]], str | None]  # returns a failure cause or None
-
-
-def close_matches(name: str, candidates: Iterable[str]) -> str:
-    """`` Did you mean 'a', 'b'?`` for the candidates close to ``name``, or an empty string."""
-    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.8)
-    return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
-
-
-def _env_names(value: str | None) -> frozenset[str] | None:
-    if value is None:
-        return None
-    return frozenset(n.strip() for n in value.split(",") if n.strip())
-
-
-def env_flag(value: str | None) -> bool:
-    """Whether an environment switch's ``value`` turns it on (unset, ``0``, ``no``: off)."""
-    return value is not None and value.strip().lower() not in ("", "0", "false", "no")
-
-
-def _module_of(value: str) -> str:
-    return value.partition(":")[0].strip()
-
-
-def _jext_distribution() -> Distribution | None:
-    try:
-        return distribution(hookspecs.PROJECT_NAME)
-    except PackageNotFoundError:  # run from a source tree
-        return None
-
-
-def rng_native_wanted() -> bool:
-    """False where ``JEXT_RNG_NATIVE`` is 0 (read on each call, so also at lowering time)."""
-    value = os.environ.get(ENV_RNG_NATIVE, "").strip()
-    return not value or env_flag(value)
-
-
-def _optional_core_plugin(name: str, module: str, dist_name: str) -> _Plugin | None:
-    """The optional core plugin's entry where its distribution is installed and wanted."""
-    if not rng_native_wanted():
-        return None
-    try:
-        dist = distribution(dist_name)
-    except PackageNotFoundError:
-        return None
-    entry = _Plugin(name, dist, core=True, module_name=module)
-    entry.loader = lambda: __import__(module, fromlist=["_"])
-    return entry
-
-
-@dataclass(frozen=True, slots=True)
-class _Discovery:
-    """What the installed metadata says, read without importing any plugin."""
-
-    plugins: tuple[EntryPoint, ...]  # the plugin entry points, by name
-    namespaces: Mapping[str, tuple[str, ...]]  # plugin name -> the namespaces it declares
-    problems: tuple[str, ...]  # declarations that name no plugin
-
-
-def _discover(group: str) -> _Discovery:
-    core_modules = {module for _, module, _ in _CORE_PLUGINS}
-    found = sorted(_entry_points(group=group), key=lambda e: e.name)
-    # jext's own metadata from before its RNGs became core still names the core module.
-    found = [ep for ep in found if _module_of(ep.value) not in core_modules]
-    namespaces: dict[str, list[str]] = {}
-    problems: list[str] = []
-    for ns in sorted(_entry_points(group=f"{group}.namespaces"), key=lambda e: e.name):
-        dist = ns.dist.name if ns.dist is not None else None
-        same_dist = [ep for ep in found if ep.dist is not None and ep.dist.name == dist]
-        same_module = [ep for ep in same_dist if _module_of(ep.value) == _module_of(ns.value)]
-        targets = same_module or (same_dist if len(same_dist) == 1 else [])
-        if not _is_namespace(ns.name):
-            problems.append(
-                f"jext namespace {ns.name!r} declared by distribution {dist} is not "
-                "dot-separated Python identifiers; it is ignored"
-            )
-        elif not targets:
-            problems.append(
-                f"jext namespace {ns.name!r} declared by distribution {dist} names "
-                f"{ns.value!r}, which is not the module of a jext plugin of {dist}; it is ignored"
-            )
-        else:
-            namespaces.setdefault(targets[0].name, []).append(ns.name)
-    return _Discovery(tuple(found), {k: tuple(v) for k, v in namespaces.items()}, tuple(problems))
-
-
-def _settle(
-    claims: Sequence[tuple[str, tuple[str, ...], bool]], label: Callable[[str], str]
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Who owns each namespace, and why a claimant fails: ``(owners, errors)``.
-
-    ``claims`` are ``(plugin, namespaces, is_core)``.  The answer depends on the claims
-    alone, never on their order: jext's core owns its namespaces; else a plugin owns the
-    namespace its name gives it (``jext-mylib`` -> ``jext_mylib``); else the one plugin
-    that declares it.  Two plugins declaring one namespace that is neither's by name both
-    fail, and so does a claim inside a namespace another plugin owns.
-    """
-    by_ns: dict[str, list[str]] = {}
-    owners: dict[str, str] = {}
-    for plugin, namespaces, is_core in claims:
-        for ns in namespaces:
-            if is_core:
-                owners[ns] = plugin
-            else:
-                by_ns.setdefault(ns, []).append(plugin)
-    errors: dict[str, str] = {}
-    for ns, names in sorted(by_ns.items()):
-        if ns in owners:
-            winner: str | None = owners[ns]
-        else:
-            by_name = [n for n in names if default_namespace(n) == ns]
-            winner = by_name[0] if len(by_name) == 1 else None
-            if winner is None and len(names) == 1:
-                winner = names[0]
-            if winner is not None:
-                owners[ns] = winner
-        for name in names:
-            if name == winner or name in errors:
-                continue
-            if winner is not None:
-                errors[name] = f"claims namespace {ns!r}, which belongs to {label(winner)}"
-            else:
-                others = ", ".join(label(n) for n in names if n != name)
-                errors[name] = (
-                    f"claims namespace {ns!r}, which {others} also claims; a namespace has "
-                    "one owner and jext does not pick one by order (rename one)"
-                )
-    # A namespace inside another's (``mylib.extra`` in ``mylib``) belongs to that owner.
-    for ns, owner in sorted(owners.items()):
-        outer = next((o for o in _namespaces_of(ns) if owners.get(o, owner) != owner), None)
-        if outer is not None:
-            del owners[ns]
-            errors.setdefault(
-                owner,
-                f"claims namespace {ns!r}, inside {outer!r}, which belongs to "
-                f"{label(owners[outer])}",
-            )
-    for name in errors:  # a failed plugin owns nothing
-        for ns in [n for n, o in owners.items() if o == name]:
-            del owners[ns]
-    return owners, errors
-
-
-class _Refused(Exception):
-    """A commit refuses what a plugin staged; ``__cause__`` is the underlying error, if any."""
-
-
-class Registry:
+class Registry(Views):
     """Everything the loaded plugins registered; one per process (see :func:`registry`)."""
 
     def __init__(self, *, group: str = hookspecs.PROJECT_NAME) -> None:
         self._group = group
-        self._lock = threading.RLock()
-        self._loaded = False
-        self._loading = False  # on the thread holding the lock
-        self._core_loaded = False
-        self._discovery: _Discovery | None = None
+        # Loading is guarded by a writer token, never by a lock held while plugin code
+        # runs: a plugin's import may start threads that use jext (a core RNG, say), and
+        # those must not wait for the import that waits for them.
+        self._gate = threading.Condition(threading.Lock())
+        self._writer: int | None = None  # the thread changing the registry, if any
+        self._core = _Stage()  # jext's core plugins
+        self._all = _Stage()  # every plugin
+        self._report_lock = threading.Lock()
+        self._discovery: Discovery | None = None
         self._discovery_lock = threading.Lock()
-        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        pm.add_hookspecs(hookspecs)
-        # Each hook's argument names, as pluggy reads them from the hookspecs.
-        self._spec_args: dict[str, tuple[str, ...]] = {
-            name: tuple(caller.spec.argnames)
-            for name, caller in vars(pm.hook).items()
-            if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
-        }
-        self._plugins: dict[str, _Plugin] = {}
-        self._owners: dict[str, str] = {}  # namespace -> plugin, once claims are settled
-        self._primitives: dict[str, Owned[Primitive[..., Any]]] = {}
-        self._lowerings: list[PendingLowering] = []
-        self._applied_lowerings: set[int] = set()  # indices into _lowerings
-        self._rng_impls: dict[str, Owned[Any]] = {}
-        self._ffi_targets: dict[tuple[str, str], Owned[FfiTarget]] = {}  # by (name, platform)
-        self._scipy: dict[tuple[str, str], list[Owned[Any]]] = {}
-        self._problems: list[str] = []
-        self._causes: list[BaseException | None] = []  # the exception behind each problem
+        self._hooks = HookCaller()
+        self._store = Store()
         self._delivered = 0  # problems warned about (a warning turned error is not delivered)
         self._unreported = threading.local()  # .on: this thread reads without reporting
-        # One phase per hook, in the order the hookspecs document; a new hook is one line.
-        self._phases = [
-            _Phase("jext_register_primitives", PrimitiveRegistrar, self._commit_primitives),
-            _Phase("jext_register_ffi_targets", FfiTargetRegistrar, self._commit_ffi_targets),
-            _Phase("jext_register_lowerings", LoweringRegistrar, self._commit_lowerings),
-            _Phase("jext_register_rng_impls", RngImplRegistrar, self._commit_rng_impls),
-            _Phase("jext_register_scipy_wrappers", ScipyRegistrar, self._commit_scipy),
-        ]
 
-    # --- loading -----------------------------------------------------------------------------
+    # --- loading: who loads, who waits ---------------------------------------------------------
 
     def load(self, *, report: bool = True) -> None:
         """Discover and load plugins once, then report what failed (thread-safe).
@@ -412,14 +123,34 @@ class Registry:
         A failure is a :class:`PluginWarning` once per failure; with ``JEXT_STRICT=1``
         every call raises :class:`jext.PluginError` while anything failed, and a warning
         that a filter turns into an error is raised again on the next call, so no call
-        returns a partial registry silently.  A plugin that reads the registry while it is
-        being imported sees what is registered so far.  ``report=False`` only loads
-        (a primitive's first bind loads plugins for their lowerings; the next reader reports).
+        returns a partial registry silently.  Other threads wait for the one load in
+        progress; a plugin that reads the registry while it is being loaded (on the
+        loading thread) sees what is registered so far.  ``report=False`` only loads
+        (a primitive's first bind loads plugins for their lowerings; the next reader
+        reports).  A load that does not finish (``KeyboardInterrupt``) is rolled back:
+        the next call loads again from the state before it.
         """
-        if not self._loaded:
-            self._load_once()
-        if report and not self._loading and not getattr(self._unreported, "on", False):
+        if not self._all.done:
+            self._ensure_loaded()
+        if report and not self._all.running and not getattr(self._unreported, "on", False):
             self._report()
+
+    def load_plugins(self) -> None:
+        """:class:`jext._host.Host`: load every plugin; failures wait for a reader."""
+        if not self._all.done:
+            self._ensure_loaded()
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    def load_core(self, *, report: bool) -> None:
+        self._load_core()
+        if report and not self._all.running and not getattr(self._unreported, "on", False):
+            self._report()
+
+    def load_quietly(self) -> None:
+        self._ensure_loaded()
 
     @contextmanager
     def unreported(self) -> Iterator[None]:
@@ -438,54 +169,95 @@ class Registry:
 
     def _ensure_loaded(self) -> None:
         """Load without reporting: for the readers that report failures themselves."""
-        if not self._loaded:
-            self._load_once()
-
-    def _load_once(self) -> None:
-        with self._lock:
-            if self._loaded or self._loading:
-                return
-            self._loading = True
-            try:
-                self._load_core()
-                self._add_entry_points()
-                self._settle_claims()
-                for plugin in sorted(self._plugins.values(), key=lambda p: p.name):
-                    if plugin.status != "loaded":
-                        continue
-                    if plugin.claim_error is not None:
-                        self._fail(plugin, plugin.claim_error)
-                    elif plugin.loader is not None:
-                        self._import(plugin)
-                self._run_hooks([p for p in self._plugins.values() if not p.hooks_run])
-                self._loaded = True
-            finally:
-                self._loading = False
+        self._load_core()
+        self._run_stage(self._all, self._load_plugins)
 
     def _load_core(self) -> None:
         """Register jext's core plugins (whatever the switches say), once."""
-        with self._lock:
-            if self._core_loaded:
+        self._run_stage(self._core, self._load_core_plugins)
+
+    def _run_stage(self, stage: _Stage, work: Callable[[], None]) -> None:
+        """Run ``work`` as ``stage``, once per registry, on whichever thread comes first.
+
+        Other threads wait until it has finished.  On the thread running it, a nested
+        call (a plugin reading the registry while it is imported) returns at once with
+        what is registered so far.  The writer token is a flag, not a lock held while
+        plugin code runs.  A ``work`` that raises (``KeyboardInterrupt`` too) is rolled
+        back and the stage stays to do: the next call starts it again, never from half
+        a state.
+        """
+        me = threading.get_ident()
+        with self._gate:
+            while not stage.done:
+                if stage.running and self._writer == me:
+                    return  # this thread's own load, in progress
+                if self._writer in (None, me):
+                    break
+                self._gate.wait()
+            else:
                 return
-            self._core_loaded = True
-            dist = _jext_distribution()
-            core = []
-            for name, module, namespaces in _CORE_PLUGINS:
-                entry = _Plugin(
-                    name, dist, core=True, module_name=module, claimed=namespaces, owned=namespaces
-                )
-                entry.loader = lambda module=module: __import__(module, fromlist=["_"])
-                self._plugins[name] = entry
-                self._owners.update(dict.fromkeys(namespaces, name))
-                self._import(entry)
-                core.append(entry)
-            for name, module, dist_name in _OPTIONAL_CORE_PLUGINS:
-                optional = _optional_core_plugin(name, module, dist_name)
-                if optional is not None:
-                    self._plugins[name] = optional
-                    self._import(optional)
-                    core.append(optional)
-            self._run_hooks(core)
+            outer, self._writer = self._writer, me
+            stage.running = True
+        self._write(work, outer, stage)
+
+    def _exclusive(self, work: Callable[[], None]) -> None:
+        """Run ``work`` as the only thread changing the registry (nested on that thread)."""
+        me = threading.get_ident()
+        with self._gate:
+            while self._writer not in (None, me):
+                self._gate.wait()
+            outer, self._writer = self._writer, me
+        self._write(work, outer, None)
+
+    def _write(self, work: Callable[[], None], outer: int | None, stage: _Stage | None) -> None:
+        saved = self._store.copy()
+        finished = False
+        try:
+            work()
+            finished = True
+        finally:
+            with self._gate:
+                if not finished:  # rolled back whole: never resumed on top of half a state
+                    self._store = saved
+                    self._delivered = min(self._delivered, len(saved.problems))
+                if stage is not None:
+                    stage.running, stage.done = False, finished
+                self._writer = outer
+                self._gate.notify_all()
+
+    # --- loading: what a load does ---------------------------------------------------------------
+
+    def _load_plugins(self) -> None:
+        self._add_entry_points()
+        self._settle_claims()
+        for plugin in sorted(self._store.plugins.values(), key=lambda p: p.name):
+            if plugin.status != "loaded":
+                continue
+            if plugin.claim_error is not None:
+                self._store.fail(plugin, plugin.claim_error)
+            elif plugin.loader is not None:
+                self._import(plugin)
+        self._run_hooks([p for p in self._store.plugins.values() if not p.hooks_run])
+
+    def _load_core_plugins(self) -> None:
+        dist = jext_distribution()
+        core = []
+        for name, module, namespaces in CORE_PLUGINS:
+            entry = Plugin(
+                name, dist, core=True, module_name=module, claimed=namespaces, owned=namespaces
+            )
+            entry.loader = lambda module=module: __import__(module, fromlist=["_"])
+            self._store.plugins[name] = entry
+            self._store.owners.update(dict.fromkeys(namespaces, name))
+            self._import(entry)
+            core.append(entry)
+        for name, module, dist_name in OPTIONAL_CORE_PLUGINS:
+            optional = optional_core_plugin(name, module, dist_name)
+            if optional is not None:
+                self._store.plugins[name] = optional
+                self._import(optional)
+                core.append(optional)
+        self._run_hooks(core)
 
     def register(
         self, plugin: object, name: str | None = None, *, namespaces: Sequence[str] = ()
@@ -498,65 +270,63 @@ class Registry:
         """
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if isinstance(namespaces, str) or not all(
-            isinstance(n, str) and _is_namespace(n) for n in namespaces
+            isinstance(n, str) and is_namespace(n) for n in namespaces
         ):
             raise PluginError(
-                f"plugin {name!r}: namespaces must be a sequence of dot-separated identifiers, "
-                f"got {namespaces!r}"
+                f"plugin {name!r}: namespaces must be a sequence of ASCII dot-separated "
+                f"identifiers, got {namespaces!r}"
             )
-        with self._lock:
-            if name in self._plugins:
+
+        def add() -> None:
+            if name in self._store.plugins:
                 raise PluginError(f"a plugin named {name!r} is already registered")
-            entry = _Plugin(
+            entry = Plugin(
                 name,
                 None,
                 module_name=plugin.__name__ if isinstance(plugin, types.ModuleType) else None,
-                claimed=self._claims(name, namespaces),
+                claimed=claimed_namespaces(name, namespaces),
             )
             entry.loader = lambda: plugin
-            self._plugins[name] = entry
+            self._store.plugins[name] = entry
             self._import(entry)
-            if self._loaded:
+            if self._all.done:
                 self._settle_late(entry)
                 self._run_hooks([entry])
-        if not self._loading:
+
+        self._exclusive(add)
+        if not self._all.running:
             self._report()
 
-    @staticmethod
-    def _claims(name: str, declared: Iterable[str]) -> tuple[str, ...]:
-        default = default_namespace(name)
-        return tuple(dict.fromkeys([*([default] if default else []), *declared]))
-
-    def _discovered(self) -> _Discovery:
+    def _discovered(self) -> Discovery:
         """The installed plugins' metadata, read once (no plugin is imported)."""
         with self._discovery_lock:
             if self._discovery is None:
-                self._discovery = _discover(self._group)
+                self._discovery = discover(self._group)
             return self._discovery
 
     def _add_entry_points(self) -> None:
         found = self._discovered()
         for line in found.problems:
-            self._add_problem(line, None)
-        only = _env_names(os.environ.get(ENV_PLUGINS))
-        blocked = _env_names(os.environ.get(ENV_DISABLE_PLUGINS)) or frozenset()
+            self._store.add_problem(line, None)
+        only = env_names(os.environ.get(ENV_PLUGINS))
+        blocked = env_names(os.environ.get(ENV_DISABLE_PLUGINS)) or frozenset()
         autoload = not env_flag(os.environ.get(ENV_DISABLE_AUTOLOAD))
         for ep in found.plugins:
-            known = self._plugins.get(ep.name)
+            known = self._store.plugins.get(ep.name)
             if known is not None:
-                other = _Plugin(ep.name, ep.dist)
-                self._add_problem(
+                other = Plugin(ep.name, ep.dist)
+                self._store.add_problem(
                     f"jext plugin name {ep.name!r} is declared twice: {other.label()} is "
                     f"ignored, {known.label()} is loaded",
                     None,
                 )
                 continue
             # Disabled plugins still hold their namespaces: switches never move ownership.
-            entry = _Plugin(
+            entry = Plugin(
                 ep.name,
                 ep.dist,
-                module_name=_module_of(ep.value),
-                claimed=self._claims(ep.name, found.namespaces.get(ep.name, ())),
+                module_name=module_of(ep.value),
+                claimed=claimed_namespaces(ep.name, found.namespaces.get(ep.name, ())),
             )
             why = (
                 ENV_DISABLE_AUTOLOAD
@@ -571,29 +341,30 @@ class Registry:
                 entry.status, entry.error = "disabled", f"disabled by {why}"
             else:
                 entry.loader = ep.load
-            self._plugins[ep.name] = entry
+            self._store.plugins[ep.name] = entry
 
     def _settle_claims(self) -> None:
-        owners, errors = _settle(
-            [(p.name, p.claimed, p.core) for p in self._plugins.values()], self._owner_label
+        owners, errors = settle(
+            [(p.name, p.claimed, p.core) for p in self._store.plugins.values()],
+            self._store.owner_label,
         )
-        self._owners = owners
-        for plugin in self._plugins.values():
+        self._store.owners = owners
+        for plugin in self._store.plugins.values():
             plugin.owned = tuple(sorted(ns for ns, o in owners.items() if o == plugin.name))
             plugin.claim_error = errors.get(plugin.name)
 
-    def _settle_late(self, plugin: _Plugin) -> None:
+    def _settle_late(self, plugin: Plugin) -> None:
         """A plugin registered after loading: it takes only namespaces nobody owns."""
         for ns in plugin.claimed:
-            taken = [o for o in (ns, *_namespaces_of(ns)) if o in self._owners]
+            taken = [o for o in (ns, *namespaces_of(ns)) if o in self._store.owners]
             if taken:
-                owner = self._owner_label(self._owners[taken[0]])
-                self._fail(plugin, f"claims namespace {ns!r}, which belongs to {owner}")
+                owner = self._store.owner_label(self._store.owners[taken[0]])
+                self._store.fail(plugin, f"claims namespace {ns!r}, which belongs to {owner}")
                 return
-        self._owners.update(dict.fromkeys(plugin.claimed, plugin.name))
+        self._store.owners.update(dict.fromkeys(plugin.claimed, plugin.name))
         plugin.owned = tuple(sorted(plugin.claimed))
 
-    def _import(self, entry: _Plugin) -> None:
+    def _import(self, entry: Plugin) -> None:
         load, entry.loader = entry.loader, None
         if load is None:
             return
@@ -602,155 +373,63 @@ class Registry:
         except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as err:  # a plugin's import must never abort jext's
-            self._fail(entry, f"import failed: {type(err).__name__}: {err}", err)
+            self._store.fail(entry, f"import failed: {type(err).__name__}: {err}", err)
             return
         try:
-            entry.impls = self._hook_impls(entry.module)
-        except _InvalidPlugin as err:
-            self._fail(entry, str(err))
+            entry.impls = self._hooks.implementations(entry.module, entry.name)
+        except (InvalidPlugin, Warning) as err:  # a Warning: a filter made it an error
+            self._store.fail(entry, str(err))
 
-    def _hook_impls(
-        self, plugin: object
-    ) -> dict[str, tuple[Callable[..., object], tuple[str, ...]]]:
-        """The ``@jext.hookimpl`` functions of ``plugin`` by hook name, validated against the specs.
-
-        pluggy's markers and specs, read directly: ``PluginManager.register`` inspects
-        every attribute and signature and would make loading many plugins 25% slower.
-        """
-        marker = f"{hookspecs.PROJECT_NAME}_impl"
-        attributes = (
-            vars(plugin)
-            if isinstance(plugin, types.ModuleType)
-            else {n: getattr(plugin, n, None) for n in dir(plugin)}
-        )
-        impls: dict[str, tuple[Callable[..., object], tuple[str, ...]]] = {}
-        unknown: list[str] = []
-        for attr, value in attributes.items():
-            # Only functions carry the marker; asking a module for it could run its
-            # __getattr__ (a jext.scipy scope would load plugins from inside loading).
-            if not isinstance(value, types.FunctionType | types.MethodType):
-                continue
-            opts = getattr(value, marker, None)
-            if not isinstance(opts, dict):
-                continue
-            hook = opts.get("specname") or attr
-            # jext calls each hook itself, once per plugin in name order: pluggy's
-            # wrappers and ordering would be silently skipped, so they are refused.
-            unsupported = [o for o in _UNSUPPORTED_HOOK_OPTIONS if opts.get(o)]
-            if unsupported:
-                options = ", ".join(f"{o}=True" for o in unsupported)
-                raise _InvalidPlugin(
-                    f"hook implementation {attr} ({hook}) uses pluggy's {options}, which "
-                    "jext does not support: jext calls every plugin's hook once, in order of "
-                    "plugin name, with no wrappers; remove the option"
-                )
-            spec_args = self._spec_args.get(hook)
-            if spec_args is None:
-                if not opts.get("optionalhook"):
-                    unknown.append(hook)
-                continue
-            argnames = _required_args(value)
-            extra = [a for a in argnames if a not in spec_args]
-            if extra:
-                raise _InvalidPlugin(
-                    f"invalid hook implementation: {hook} takes {list(argnames)}, but the hook "
-                    f"passes only {list(spec_args)} (unknown: {extra})"
-                )
-            impls[hook] = (value, argnames)
-        if unknown:
-            hints = "".join(close_matches(u, self._spec_args) for u in unknown)
-            raise _InvalidPlugin(f"implements unknown hook(s) {sorted(unknown)}.{hints}")
-        return impls
-
-    def _run_hooks(self, plugins: Sequence[_Plugin]) -> None:
-        # In order of plugin name, whether registered in code or by entry point.
+    def _run_hooks(self, plugins: Sequence[Plugin]) -> None:
+        # Kind by kind, in the order of the table; in order of plugin name within a kind,
+        # whether registered in code or by entry point.
         plugins = sorted(plugins, key=lambda p: p.name)
-        for phase in self._phases:
+        store = self._store
+        for kind in KINDS:
             for plugin in plugins:
-                if plugin.status != "loaded":
+                impl = plugin.impls.get(kind.hook)
+                if plugin.status != "loaded" or impl is None:
                     continue
-                registrar = phase.registrar(plugin.name)
+                registrar = kind.registrar(plugin.name)
                 try:
-                    self._call(plugin, phase.hook, registrar)
+                    self._hooks.call(impl, registrar)
                 except (KeyboardInterrupt, GeneratorExit):
                     raise
                 except BaseException as err:  # isolate the plugin, keep the others
-                    self._fail(plugin, f"{phase.hook} raised {type(err).__name__}: {err}", err)
+                    store.fail(plugin, f"{kind.hook} raised {type(err).__name__}: {err}", err)
                     continue
                 try:
-                    cause = phase.commit(plugin, registrar.staged())
-                except _Refused as refused:
-                    self._fail(plugin, f"{phase.hook}: {refused}", refused.__cause__)
+                    cause = kind.commit(store, plugin, registrar.staged())
+                except Refused as refused:
+                    store.fail(plugin, f"{kind.hook}: {refused}", refused.__cause__)
                     continue
                 if cause is not None:
-                    self._fail(plugin, f"{phase.hook}: {cause}")
+                    store.fail(plugin, f"{kind.hook}: {cause}")
+        # Once every plugin's rules are in: which vendor fills a platform never depends on
+        # which plugin's hook ran first.
+        store.apply_lowerings()
         for plugin in plugins:
             plugin.hooks_run = True
 
-    def _call(self, plugin: _Plugin, hook: str, registrar: _Registrar[Any]) -> None:
-        impl = plugin.impls.get(hook)
-        if impl is not None:
-            function, argnames = impl
-            function(**dict.fromkeys(argnames, registrar))
-
-    def _fail(self, plugin: _Plugin, cause: str, err: BaseException | None = None) -> None:
-        if plugin.status == "error":  # reported once, with its first cause
-            return
-        plugin.status = "error"
-        first = cause.splitlines()[0] if cause else "failed"
-        plugin.error = first + (_where(err) if err is not None else "")
-        self._add_problem(f"jext {plugin.label()}: {plugin.error}", err)
-
-    def _add_problem(self, line: str, err: BaseException | None) -> None:
-        self._problems.append(line)
-        self._causes.append(err)
-
     def _report(self) -> None:
-        if not self._problems:
+        if not self._store.problems:
             return
         if env_flag(os.environ.get(ENV_STRICT)):
-            cause = next((c for c in self._causes if c is not None), None)
-            raise PluginError("\n".join(self._problems)) from cause
-        with self._lock:
-            for i in range(self._delivered, len(self._problems)):
+            cause = next((c for c in self._store.causes if c is not None), None)
+            raise PluginError("\n".join(self._store.problems)) from cause
+        with self._report_lock:
+            for i in range(self._delivered, len(self._store.problems)):
                 try:
-                    warnings.warn(self._problems[i], PluginWarning, stacklevel=4)
+                    warnings.warn(self._store.problems[i], PluginWarning, stacklevel=4)
                 except PluginWarning as err:
                     # A filter made it an error (-W error): raise every failure not yet
                     # delivered, now and on each later call, never a silent partial registry.
-                    rest = self._problems[i:]
-                    cause = next((c for c in self._causes[i:] if c is not None), None)
+                    rest = self._store.problems[i:]
+                    cause = next((c for c in self._store.causes[i:] if c is not None), None)
                     if len(rest) == 1 and cause is None:
                         raise
                     raise PluginWarning("\n".join(rest)) from cause or err
                 self._delivered = i + 1
-
-    # --- namespaces --------------------------------------------------------------------------
-
-    def _owner_of(self, name: str) -> tuple[str, str] | None:
-        """``(namespace, plugin)`` owning ``name``, innermost namespace first; None if none."""
-        for ns in _namespaces_of(name):
-            owner = self._owners.get(ns)
-            if owner is not None:
-                return ns, owner
-        return None
-
-    def _check_namespace(self, plugin: _Plugin, name: str, what: str) -> str | None:
-        owner = self._owner_of(name)
-        if owner is not None and owner[1] == plugin.name:
-            return None
-        mine = list(plugin.owned)
-        if owner is None:
-            return (
-                f"{what} {name!r} is outside its namespaces {mine}, and no plugin owns "
-                f"{_namespaces_of(name)[-1]!r}: declare the namespace (entry-point group "
-                f"{NAMESPACE_GROUP!r}, see docs/plugins.md)"
-            )
-        ns, other = owner
-        return (
-            f"{what} {name!r} is in namespace {ns!r}, which belongs to "
-            f"{self._owner_label(other)}; {plugin.name!r} may define names only in {mine}"
-        )
 
     def definition_may_replace(self, name: str, known_module: str, new_module: str) -> bool:
         """Whether a primitive defined in ``new_module`` replaces one of ``known_module``.
@@ -760,7 +439,7 @@ class Registry:
         an owner from defining its own names.  Read from metadata (no plugin is imported).
         """
         # Read afresh: rare (two definitions of one name), and sys.path may have grown.
-        owner = self._metadata_owner_package(_discover(self._group), name)
+        owner = metadata_owner_package(discover(self._group), name)
         if owner is None:
             return False
 
@@ -769,236 +448,14 @@ class Registry:
 
         return inside(new_module) and not inside(known_module)
 
-    def _metadata_owner_package(self, found: _Discovery, name: str) -> str | None:
-        claims: list[tuple[str, tuple[str, ...], bool]] = [
-            (n, ns, True) for n, _, ns in _CORE_PLUGINS
-        ]
-        claims += [(ep.name, self._claims(ep.name, found.namespaces.get(ep.name, ())), False)
-                   for ep in found.plugins]  # fmt: skip
-        owners, _ = _settle(claims, repr)
-        modules = {n: m for n, m, _ in _CORE_PLUGINS}
-        modules.update((ep.name, _module_of(ep.value)) for ep in found.plugins)
-        for ns in _namespaces_of(name):
-            if ns in owners:
-                return modules[owners[ns]].split(".")[0]
-        return None
-
-    # --- committing what a plugin registered -------------------------------------------------
-
-    def _owner_label(self, plugin: str) -> str:
-        entry = self._plugins.get(plugin)
-        return entry.label() if entry is not None else f"plugin {plugin!r}"
-
-    def _commit_named(
-        self, table: dict[str, Owned[Any]], plugin: _Plugin, staged: list[Any], what: str
-    ) -> str | None:
-        """Commit ``staged`` items by name into ``table``, all or none; a clash is the cause."""
-        seen: set[str] = set()
-        for item in staged:
-            cause = self._check_namespace(plugin, item.name, what)
-            if cause is not None:
-                return cause
-            owner = table.get(item.name)
-            if owner is not None:
-                by = self._owner_label(owner.plugin)
-                return f"{what} {item.name!r} is already registered by {by}"
-            if item.name in seen:
-                return f"{what} {item.name!r} registered twice"
-            seen.add(item.name)
-        for item in staged:
-            table[item.name] = Owned(item, plugin.name)
-        return None
-
-    def _commit_primitives(self, plugin: _Plugin, staged: list[Primitive[..., Any]]) -> str | None:
-        cause = self._commit_named(self._primitives, plugin, staged, "primitive")
-        if cause is None:
-            self._apply_lowerings()
-        return cause
-
-    def _commit_lowerings(self, plugin: _Plugin, staged: list[PendingLowering]) -> str | None:
-        for low in staged:
-            owner = self._primitives.get(low.primitive)
-            if owner is not None:
-                try:
-                    owner.item.validate_lowering(low.rule, platform=low.platform, raw=low.raw)
-                except Exception as err:
-                    raise _Refused(str(err)) from err
-        self._lowerings.extend(staged)
-        self._apply_lowerings()
-        return None
-
-    def _apply_lowerings(self) -> None:
-        for i, low in enumerate(self._lowerings):
-            owner = self._primitives.get(low.primitive)
-            vendor = self._plugins.get(low.plugin)
-            if i in self._applied_lowerings or owner is None:
-                continue
-            self._applied_lowerings.add(i)
-            if vendor is not None and vendor.status == "error":
-                continue  # a failed plugin's rules are not applied
-            try:
-                owner.item.def_lowering(low.rule, platform=low.platform, raw=low.raw)
-            except Exception as err:  # a rule that waited for its primitive, or came too late:
-                if vendor is not None:  # the vendor's fault, never the primitive owner's
-                    self._fail(vendor, f"jext_register_lowerings: {err}", err)
-
-    def _commit_ffi_targets(self, plugin: _Plugin, staged: list[FfiTarget]) -> str | None:
-        """Register ``staged`` handlers with XLA, all or none; a name clash is the cause."""
-        seen: set[tuple[str, str]] = set()
-        for target in staged:
-            key = (target.name, target.platform)
-            owner = self._ffi_targets.get(key)
-            if owner is not None and owner.plugin != plugin.name:
-                by = self._owner_label(owner.plugin)
-                return (
-                    f"FFI target {target.name!r} on {target.platform} is already registered by {by}"
-                )
-            if key in seen:
-                return f"FFI target {target.name!r} on {target.platform} registered twice"
-            seen.add(key)
-        if not staged:
-            return None
-        from jext import _jax  # jax loads only once a plugin has native handlers
-
-        for target in staged:
-            try:
-                _jax.register_ffi_target(target.name, target.handler, target.platform)
-                if target.batch_partitionable:
-                    _jax.register_ffi_target_as_batch_partitionable(target.name)
-            except Exception as err:  # XLA refused it: report, as for any plugin fault
-                return f"XLA refused FFI target {target.name!r} on {target.platform}: {err}"
-            self._ffi_targets[(target.name, target.platform)] = Owned(target, plugin.name)
-        return None
-
-    def _commit_rng_impls(self, plugin: _Plugin, staged: list[Any]) -> str | None:
-        return self._commit_named(self._rng_impls, plugin, staged, "RNG implementation")
-
-    def _commit_scipy(self, plugin: _Plugin, staged: list[Any]) -> str | None:
-        if not staged:
-            return None
-        from jext.scipy._scopes import in_jax  # jext.scipy imports this module
-
-        for wrapper in staged:
-            if wrapper.replaces_jax is None and in_jax(wrapper.scope, wrapper.name):
-                return (
-                    f"jax.scipy.{wrapper.scope}.{wrapper.name} exists; a plugin replaces it "
-                    "only by saying why (ScipyWrapper(replaces_jax=...))"
-                )
-            if any(
-                o.plugin == plugin.name for o in self._scipy.get((wrapper.scope, wrapper.name), [])
-            ):
-                return f"jext.scipy.{wrapper.scope}.{wrapper.name} registered twice"
-        for wrapper in staged:
-            self._scipy.setdefault((wrapper.scope, wrapper.name), []).append(
-                Owned(wrapper, plugin.name)
-            )
-        return None
-
-    # --- reading -----------------------------------------------------------------------------
-
-    def primitives(self) -> Mapping[str, Primitive[..., Any]]:
-        self.load()
-        return MappingProxyType({n: o.item for n, o in sorted(self._primitives.items())})
-
-    def primitive_owners(self) -> Mapping[str, str]:
-        self.load()
-        return MappingProxyType({n: o.plugin for n, o in sorted(self._primitives.items())})
-
-    def get_primitive(self, name: str) -> Primitive[..., Any]:
-        self.load()
-        owned = self._primitives.get(name)
-        if owned is None:
-            raise UnknownNameError(
-                f"no registered primitive is named {name!r}.{self.broken_owner_hint(name)}"
-                f"{close_matches(name, self._primitives)} See `jext list` for what is installed."
-            )
-        return owned.item
-
-    def broken_owner_hint(self, name: str) -> str:
-        """`` Its namespace's owner, plugin 'x' (...), failed: why.`` or an empty string."""
-        owner = self._owner_of(name)
-        entry = self._plugins.get(owner[1]) if owner is not None else None
-        if entry is None or entry.status == "loaded":
-            return ""
-        return f" Its namespace's owner, {entry.label()}, is {entry.status}: {entry.error}."
-
-    def rng_impls(self) -> Mapping[str, Owned[Any]]:
-        self.load()
-        return MappingProxyType(dict(sorted(self._rng_impls.items())))
-
-    def rng_impl(self, name: str) -> Owned[Any] | None:
-        """The RNG implementation ``name``, or None.
-
-        A name in jext's own namespace needs only jext's core: no plugin is loaded for it,
-        so the bundled generators work whatever the plugin switches say.
-        """
-        if _namespaces_of(name)[-1:] == [CORE_NAMESPACE]:
-            self._load_core()
-            found = self._rng_impls.get(name)
-            if found is not None:
-                return found
-        self.load()
-        return self._rng_impls.get(name)
-
-    def core_ffi_target(self, name: str, platform: str) -> FfiTarget | None:
-        """The FFI target ``name`` on ``platform`` if a core plugin registered it, else None.
-
-        Loads only jext's core (as :meth:`rng_impl` does for core names): jext's own
-        primitives use native kernels without importing any other plugin, and never one
-        that a third-party plugin registered under the same name.  A core plugin that
-        failed (jext-rng-native built for a newer FFI API, say) is reported here as by any
-        reader: its users fall back to the XLA path, and must hear why.
-        """
-        self._load_core()
-        if not self._loading and not getattr(self._unreported, "on", False):
-            self._report()
-        owned = self._ffi_targets.get((name, platform))
-        if owned is None or not self._plugins[owned.plugin].core:
-            return None
-        return owned.item
-
-    def ffi_targets(self) -> Mapping[tuple[str, str], Owned[FfiTarget]]:
-        """Every registered FFI handler by ``(target name, platform)``, and its plugin."""
-        self.load()
-        return MappingProxyType(dict(sorted(self._ffi_targets.items())))
-
-    def scipy_wrappers(self) -> Mapping[tuple[str, str], Sequence[Owned[Any]]]:
-        self.load()
-        return MappingProxyType({k: tuple(v) for k, v in sorted(self._scipy.items())})
-
-    def plugins(self) -> list[PluginInfo]:
-        """Every plugin with its status; failures are data here, not warnings or errors."""
-        self._ensure_loaded()
-        with self._lock:
-            notes: dict[str, list[str]] = {}
-            for i, low in enumerate(self._lowerings):
-                if i not in self._applied_lowerings:
-                    notes.setdefault(low.plugin, []).append(
-                        f"unused lowering for {low.primitive!r} on "
-                        f"{low.platform or 'every platform'}: no loaded plugin defines it"
-                    )
-            return [
-                PluginInfo(
-                    p.name,
-                    *p.dist_info(),
-                    p.status,
-                    p.error,
-                    tuple(notes.get(p.name, ())),
-                    namespaces=p.owned,
-                    core=p.core,
-                )
-                for p in sorted(self._plugins.values(), key=lambda p: p.name)
-            ]
-
-    def problems(self) -> list[str]:
-        """Every failure, one line each (as warned)."""
-        self._ensure_loaded()
-        return list(self._problems)
+    def may_replace(self, name: str, known_module: str, new_module: str) -> bool:
+        """:class:`jext._host.Host`: see :meth:`definition_may_replace`."""
+        return self.definition_may_replace(name, known_module, new_module)
 
 
 _REGISTRY: Final = Registry()
-# The process-wide definitions table asks the registry who owns a contested name.
-_primitive.set_definition_arbiter(_REGISTRY.definition_may_replace)
+# jext's core asks the process-wide registry what only plugins know (see jext._host).
+_host.install(_REGISTRY)
 
 
 def registry() -> Registry:

@@ -217,7 +217,7 @@ def _facade_stub(sel: Selection) -> str:
 
 
 def _random_stub(sel: Selection) -> str:
-    import jext.random as module
+    import jext.random as module  # noqa: PLC0415 - stubs are read from the package as imported now
 
     names = [n for n, owned in sel.reg.rng_impls().items() if sel.includes(owned.plugin)]
     literal = f"Literal[{', '.join(repr(n) for n in names)}]" if names else "str"

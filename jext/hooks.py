@@ -5,24 +5,17 @@ load time.  These decorators name the hook themselves, so the function may be ca
 anything, and type checkers verify what it takes::
 
     @jext.hooks.register_primitives
-    def provide(registry: jext.PrimitiveRegistrar) -> None:
-        registry.add(softplus)
+    def provide(registrar: jext.PrimitiveRegistrar) -> None:
+        registrar.add(softplus)
+
+Each is its hook kind's entry in jext's one table of hook kinds.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import TypeVar
+from typing import Final
 
-from jext._registrars import (
-    FfiTargetRegistrar,
-    LoweringRegistrar,
-    PrimitiveRegistrar,
-    RngImplRegistrar,
-    ScipyRegistrar,
-)
-from jext.hookspecs import hookimpl
+from jext._hookkinds import KINDS
 
 __all__ = [
     "register_ffi_targets",
@@ -32,56 +25,13 @@ __all__ = [
     "register_scipy_wrappers",
 ]
 
-R = TypeVar(
-    "R",
-    PrimitiveRegistrar,
-    FfiTargetRegistrar,
-    LoweringRegistrar,
-    RngImplRegistrar,
-    ScipyRegistrar,
-)
-
-
-def _mark(hook: str, function: Callable[[R], None]) -> Callable[[R], None]:
-    # pluggy passes the registrar by the hookspec's argument name, "registry".
-    def registry_hook(registry: R) -> None:
-        function(registry)
-
-    functools.update_wrapper(registry_hook, function)
-    marked: Callable[[R], None] = hookimpl(specname=hook)(registry_hook)
-    return marked
-
-
-def register_primitives(
-    function: Callable[[PrimitiveRegistrar], None],
-) -> Callable[[PrimitiveRegistrar], None]:
-    """Implement ``jext_register_primitives``: ``function(registry)`` adds primitives."""
-    return _mark("jext_register_primitives", function)
-
-
-def register_ffi_targets(
-    function: Callable[[FfiTargetRegistrar], None],
-) -> Callable[[FfiTargetRegistrar], None]:
-    """Implement ``jext_register_ffi_targets``: ``function(registry)`` adds FFI handlers."""
-    return _mark("jext_register_ffi_targets", function)
-
-
-def register_lowerings(
-    function: Callable[[LoweringRegistrar], None],
-) -> Callable[[LoweringRegistrar], None]:
-    """Implement ``jext_register_lowerings``: ``function(registry)`` adds lowering rules."""
-    return _mark("jext_register_lowerings", function)
-
-
-def register_rng_impls(
-    function: Callable[[RngImplRegistrar], None],
-) -> Callable[[RngImplRegistrar], None]:
-    """Implement ``jext_register_rng_impls``: ``function(registry)`` adds RNG implementations."""
-    return _mark("jext_register_rng_impls", function)
-
-
-def register_scipy_wrappers(
-    function: Callable[[ScipyRegistrar], None],
-) -> Callable[[ScipyRegistrar], None]:
-    """Implement ``jext_register_scipy_wrappers``: ``function(registry)`` adds SciPy wrappers."""
-    return _mark("jext_register_scipy_wrappers", function)
+register_primitives: Final = KINDS.primitives.implement
+"""Implement ``jext_register_primitives``: ``function(registrar)`` adds primitives."""
+register_ffi_targets: Final = KINDS.ffi_targets.implement
+"""Implement ``jext_register_ffi_targets``: ``function(registrar)`` adds FFI handlers."""
+register_lowerings: Final = KINDS.lowerings.implement
+"""Implement ``jext_register_lowerings``: ``function(registrar)`` adds lowering rules."""
+register_rng_impls: Final = KINDS.rng_impls.implement
+"""Implement ``jext_register_rng_impls``: ``function(registrar)`` adds RNG implementations."""
+register_scipy_wrappers: Final = KINDS.scipy_wrappers.implement
+"""Implement ``jext_register_scipy_wrappers``: ``function(registrar)`` adds SciPy wrappers."""

@@ -11,8 +11,8 @@ distribution's ``[project.entry-points.jext]`` table::
     import jext
 
     @jext.hookimpl
-    def jext_register_primitives(registry: jext.PrimitiveRegistrar) -> None:
-        registry.add(my_primitive)
+    def jext_register_primitives(registrar: jext.PrimitiveRegistrar) -> None:
+        registrar.add(my_primitive)
 
 jext imports plugins lazily, the first time anything reads the registry
 (:func:`jext.load_plugins`, :func:`jext.primitives`, ``jext list``, ...), never at
@@ -32,12 +32,16 @@ starts:
 6. :func:`jext_register_scipy_wrappers`.
 
 Each hook is called once per plugin with a registrar of its own, so jext knows which
-plugin registered what.  What a plugin registers in one hook is committed only if the
+plugin registered what.  The argument is named ``registrar``; ``registry``, its former
+name, still works.  What a plugin registers in one hook is committed only if the
 hook returns normally and nothing in it is invalid or already owned by another plugin;
 otherwise none of it is, the plugin's status becomes ``error`` with a one-line reason,
 and every other plugin carries on.  Hooks return nothing; their return values are
 ignored.  pluggy's ``wrapper``, ``hookwrapper``, ``tryfirst`` and ``trylast`` options are
-refused at load (jext calls each hook itself, once per plugin, in name order).
+refused at load (jext calls each hook itself, once per plugin, in name order).  A hook
+that is renamed keeps its former name as a spec with pluggy's ``warn_on_impl``: a plugin
+implementing it still runs, as the new hook, and gets a ``DeprecationWarning`` naming the
+new name (:data:`RENAMED_HOOKS`).
 
 Names are owned by namespace: a primitive or RNG implementation ``"<ns>.<name>"`` must lie
 in a namespace the plugin owns, by its entry-point name (``jext-mylib`` owns
@@ -48,6 +52,8 @@ carry SciPy's names and are not namespaced.  See docs/plugins.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 import pluggy
@@ -63,6 +69,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROJECT_NAME",
+    "RENAMED_HOOKS",
     "hookimpl",
     "hookspec",
     "jext_register_ffi_targets",
@@ -79,13 +86,21 @@ hookspec: Final = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl: Final = pluggy.HookimplMarker(PROJECT_NAME)
 """Marks a plugin's hook implementation: ``@jext.hookimpl``."""
 
+RENAMED_HOOKS: Final[Mapping[str, str]] = MappingProxyType({})
+"""Former hook names and the hooks they became (none yet).
+
+Each former name also has a spec here, declared with
+``@hookspec(warn_on_impl=DeprecationWarning("jext_old is deprecated: implement jext_new"))``
+and the new hook's arguments.
+"""
+
 
 # --- primitives ----------------------------------------------------------------------------
 
 
 @hookspec
-def jext_register_primitives(registry: PrimitiveRegistrar) -> None:
-    """Register the plugin's primitives with ``registry.add(prim)``.
+def jext_register_primitives(registrar: PrimitiveRegistrar) -> None:
+    """Register the plugin's primitives with ``registrar.add(prim)``.
 
     Called once per plugin, in phase 2, before any lowering hook.  ``prim`` is a
     :class:`jext.Primitive` (made with :func:`jext.primitive`); its name must not be
@@ -95,13 +110,16 @@ def jext_register_primitives(registry: PrimitiveRegistrar) -> None:
 
 
 @hookspec
-def jext_register_ffi_targets(registry: FfiTargetRegistrar) -> None:
-    """Register the plugin's native XLA FFI handlers with ``registry.add(name, handler)``.
+def jext_register_ffi_targets(registrar: FfiTargetRegistrar) -> None:
+    """Register the plugin's native XLA FFI handlers with ``registrar.add(name, handler)``.
 
     Called once per plugin, in phase 3: after every plugin's primitives, before any
-    lowering hook.  ``registry.add(name, handler, platform="cpu" | "cuda" | "rocm",
+    lowering hook.  ``registrar.add(name, handler, platform="cpu" | "cuda" | "rocm",
     batch_partitionable=False)`` takes a PyCapsule from a compiled extension module, or a
-    ``ctypes`` function from ``registry.load_library(path)``.  Load libraries and import
+    ``ctypes`` function from ``registrar.load_library(path)``.  A target's name lies in
+    one of the plugin's namespaces, ``<namespace>_<kernel>`` (``mylib_softplus``): XLA has
+    one table of handler names for the whole process, jaxlib's own included, so a name
+    outside them fails the plugin before it reaches XLA.  Load libraries and import
     extension modules here, not at module level: nothing native is loaded at ``import
     jext``, and a library that fails to load (``load_library`` raises
     :class:`jext.RegistrationError` naming it and the OS error) fails this plugin in one
@@ -113,15 +131,19 @@ def jext_register_ffi_targets(registry: FfiTargetRegistrar) -> None:
 
 
 @hookspec
-def jext_register_lowerings(registry: LoweringRegistrar) -> None:
+def jext_register_lowerings(registrar: LoweringRegistrar) -> None:
     """Add platform lowering rules to primitives, usually ones another package defines.
 
-    ``registry.add_lowering(name, rule, platform=...)`` with ``platform`` one of
+    ``registrar.add_lowering(name, rule, platform=...)`` with ``platform`` one of
     ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"gpu"``, ``"tpu"`` or None; ``rule`` as for
     :meth:`jext.Primitive.def_lowering` (``raw=True`` for an MLIR rule).  Called in
     phase 4, after every plugin's primitives and FFI targets.  A rule for a primitive
     no loaded plugin defines is kept as *unused*: ``jext list`` shows it as a note and
     the plugin stays ``loaded``; it is applied if that primitive is registered later.
+    Rules are applied once every plugin's are in: a rule for another plugin's primitive
+    fills only a platform its owner left to the reference; a clash with the owner's rule
+    or another vendor's is reported (a :class:`jext.PluginWarning` naming both) and the
+    user chooses with ``JEXT_LOWERING_PREFER=<primitive>:<platform>=<plugin>``.
     """
 
 
@@ -129,11 +151,12 @@ def jext_register_lowerings(registry: LoweringRegistrar) -> None:
 
 
 @hookspec
-def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
-    """Register typed-key PRNG implementations with ``registry.add(impl)``.
+def jext_register_rng_impls(registrar: RngImplRegistrar) -> None:
+    """Register typed-key PRNG implementations with ``registrar.add(impl)``.
 
     Called in phase 5.  ``impl`` is a :class:`jext.random.RngImpl`; its name (namespaced
-    ``"<lib>.<rng>"``) becomes usable as ``jext.random.key(seed, impl=name)``.
+    ``"<lib>.<rng>"``) becomes usable as ``jext.random.key(seed, impl=name)``; its
+    ``tag`` names its key type (``key<tag>``) and must be one no other impl has.
     """
 
 
@@ -141,8 +164,8 @@ def jext_register_rng_impls(registry: RngImplRegistrar) -> None:
 
 
 @hookspec
-def jext_register_scipy_wrappers(registry: ScipyRegistrar) -> None:
-    """Register JAX versions of SciPy functions with ``registry.add(wrapper)``.
+def jext_register_scipy_wrappers(registrar: ScipyRegistrar) -> None:
+    """Register JAX versions of SciPy functions with ``registrar.add(wrapper)``.
 
     Called in phase 6.  ``wrapper`` is a :class:`jext.scipy.ScipyWrapper` naming its
     scope (``"special"``, ``"stats"``, ...), its name there and the SciPy function it

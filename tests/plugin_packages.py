@@ -71,7 +71,9 @@ MYTRIAL = _pkg(
     def shift(x, /):
         return x + 1
 
-    SPLITMIX = dataclasses.replace(jext.rng_impls.PHILOX4X64, name="mytrial.philox")
+    SPLITMIX = dataclasses.replace(
+        jext.rng_impls.PHILOX4X64, name="mytrial.philox", tag="mytrial_phx"
+    )
 
     def mytrial_exprel(x):
         return x

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every package in plugins/ too (tests/typing has its own test, test_typing.py).
@@ -44,3 +47,128 @@ def test_type_ignores_live_in_the_jax_layer() -> None:
     for line in (ROOT / "jext" / "_jax.py").read_text().splitlines():
         if "type: ignore" in line:
             assert "type: ignore[" in line, line
+
+
+# --- layering --------------------------------------------------------------------------------
+
+# jext's modules from the bottom up: a module may import its own layer and those below,
+# never one above, not even inside a function.  The core (primitives, lowering, RNGs)
+# asks the plugin layer through jext._host, which the registry installs.
+LAYERS = (
+    ("jext._errors", "jext._host", "jext._jax", "jext.hookspecs"),
+    ("jext.primitives", "jext.typing"),
+    ("jext.lowering",),
+    ("jext.rng_impls",),
+    ("jext.random",),
+)
+PLUGIN_LAYER = len(LAYERS)  # everything else: the registry, jext.scipy, the facade, ...
+
+
+def layer(module: str) -> int:
+    for i, names in enumerate(LAYERS):
+        if any(module == n or module.startswith(n + ".") for n in names):
+            return i
+    return PLUGIN_LAYER
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    where = ROOT / Path(*name.split("."))
+    return where.with_suffix(".py").exists() or where.is_dir()
+
+
+def jext_imports(source: str, package: str) -> list[tuple[int, str, bool]]:
+    """``(line, module, annotation_only)`` of each jext module ``source`` (in ``package``)
+    imports, at any depth; annotation-only: under ``if TYPE_CHECKING:`` (never run)."""
+    tree = ast.parse(source)
+    annotations: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            annotations.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    found: list[tuple[int, str, bool]] = []
+    for node in ast.walk(tree):
+        only = id(node) in annotations
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, only) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.append((node.lineno, sub if is_module(sub) else base, only))
+    return [f for f in dict.fromkeys(found) if f[1] == "jext" or f[1].startswith("jext.")]
+
+
+CORE_PACKAGES = ("jext.primitives", "jext.lowering", "jext.rng_impls", "jext.random")
+
+
+def layering_offenders(module: str, source: str, *, is_package: bool = False) -> list[str]:
+    """Imports from a layer above ``module``'s.  An annotation-only import may name a type
+    from above (``jext/_host.py`` names the primitive it stores), but never, in the core
+    packages, one of the plugin layer."""
+    if layer(module) == PLUGIN_LAYER:
+        return []
+    package = module if is_package else module.rpartition(".")[0]
+    in_core = module.startswith(tuple(p + "." for p in CORE_PACKAGES)) or module in CORE_PACKAGES
+    return [
+        f"{module}:{line} imports {imported}"
+        for line, imported, annotation_only in jext_imports(source, package)
+        if layer(imported) > layer(module)
+        and (not annotation_only or (in_core and layer(imported) == PLUGIN_LAYER))
+    ]
+
+
+def test_the_core_never_imports_the_plugin_layer() -> None:
+    offenders = [
+        offender
+        for path in sorted((ROOT / "jext").rglob("*.py"))
+        for offender in layering_offenders(
+            module_name(path), path.read_text(), is_package=path.name == "__init__.py"
+        )
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from jext._registry import registry",
+        "import jext._registrars",
+        "from jext import scipy",
+        "from .. import _registry",
+        "import jext",
+        "from jext.random import key",
+    ],
+)
+def test_the_layering_check_finds_an_import_from_above(statement: str) -> None:
+    source = f"def _late() -> None:\n    {statement}\n"
+    assert layering_offenders("jext.rng_impls._common", source) != []
+    annotation = f"if TYPE_CHECKING:\n    {statement}\n"
+    if "random" not in statement:  # a type from the core above may be named, not the plugin layer
+        assert layering_offenders("jext.rng_impls._common", annotation) != []
+    assert layering_offenders("jext.scipy._scopes", source) == []  # the plugin layer may
+
+
+def imported_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module:
+        return [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    return []
+
+
+def test_only_the_jax_layer_imports_jax_internals() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "jext").rglob("*.py"))
+        if path.name != "_jax.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if any(name.startswith("jax._src") for name in imported_names(node))
+    ]
+    assert offenders == []

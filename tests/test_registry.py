@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 import jext
 import jext.lowering
 import jext.random
+from jext import _host
 from jext._registry import Registry
 from tests import plugin_packages as pp
 from tests.conftest import run_python
@@ -282,7 +284,9 @@ def test_a_waiting_lowering_that_does_not_fit_fails_its_own_plugin() -> None:
 
 def test_two_impls_of_one_name_in_one_hook_are_refused() -> None:
     registry = Registry(group="jext-none")
-    impl = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name="twice_rng.philox")
+    impl = dataclasses.replace(
+        jext.random.get_impl("jext.philox4x64"), name="twice_rng.philox", tag="twice_rng_phx"
+    )
     registry.register(
         SimpleNamespace(
             jext_register_rng_impls=jext.hookimpl(
@@ -567,3 +571,416 @@ def test_bundled_rngs_work_whatever_the_switches(
     if "JEXT_RNG_NATIVE" not in switch:
         core.append(("jext-rng-native", "loaded", True))
     assert result.stdout.splitlines() == ["True", "False", str(core)]
+
+
+# --- loading under races and interrupts -------------------------------------------------------
+
+# A fresh interpreter with no entry-point plugins: what a first call does depends on the
+# process-wide registry, which the other tests have long loaded.
+_RACE_PRELUDE = """
+import threading, time, warnings
+from types import SimpleNamespace
+import jax.numpy as jnp
+import jext
+"""
+
+
+def test_a_first_call_waits_for_the_load_another_first_call_started(tmp_path: Path) -> None:
+    # Thread A's first call starts loading plugins; the vendor's hook is slow.  The main
+    # thread's first call of another primitive meanwhile must wait for that load, or it
+    # freezes its rules before the vendor's rocm rule arrives (and the vendor fails).
+    code = _RACE_PRELUDE + (
+        "first = jext.primitive('race.first')(lambda x, /: x + 1)\n"
+        "second = jext.primitive('race.second')(lambda x, /: 2 * x)\n"
+        "def rocm(x): return x + x\n"
+        "in_hook = threading.Event()\n"
+        "def lowerings(registry):\n"
+        "    in_hook.set(); time.sleep(1.5)\n"
+        "    registry.add_lowering('race.second', rocm, platform='rocm')\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_primitives=jext.hookimpl(\n"
+        "    lambda registry: [registry.add(first), registry.add(second)])),\n"
+        "    name='race', namespaces=['race'])\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_lowerings=jext.hookimpl(lowerings)),\n"
+        "    name='vendor')\n"
+        "a = threading.Thread(target=lambda: first(jnp.ones(2))); a.start()\n"
+        "assert in_hook.wait(30)\n"
+        "second(jnp.ones(2))\n"
+        "a.join()\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    status = {p.name: p.status for p in jext.plugins()}\n"
+        "print(status['vendor'], second.lowering_platforms()['rocm'], len(caught))\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["loaded", "rocm", "0"], result.stderr
+
+
+def test_a_plugin_calling_a_primitive_while_loading_does_not_deadlock(tmp_path: Path) -> None:
+    code = _RACE_PRELUDE + (
+        "prim = jext.primitive('reentry.double')(lambda x, /: 2 * x)\n"
+        "def register(registry):\n"
+        "    registry.add(prim)\n"
+        "    print(float(prim(jnp.ones(())).sum()))  # on the loading thread: goes ahead\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_primitives=jext.hookimpl(register)),\n"
+        "    name='reentry', namespaces=['reentry'])\n"
+        "t = threading.Thread(target=jext.load_plugins, daemon=True); t.start(); t.join(60)\n"
+        "print(t.is_alive())\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.stdout.split() == ["2.0", "False"], result.stderr
+
+
+def test_a_core_rng_never_waits_for_a_plugin(tmp_path: Path) -> None:
+    # A plugin whose hook joins a thread that uses a core RNG: with a lock held while the
+    # plugin's code runs, the thread waits for the hook that waits for it.  And another
+    # thread's core key never waits behind a slow plugin either.
+    code = _RACE_PRELUDE + (
+        "import jax, jext.random\n"
+        "done = []\n"
+        "def use_rng():\n"
+        "    key = jext.random.key(0, impl='jext.philox4x64')\n"
+        "    done.append(int(jax.random.bits(key, (2,)).sum() >= 0))\n"
+        "in_hook = threading.Event()\n"
+        "def slow(registry):\n"
+        "    in_hook.set()\n"
+        "    t = threading.Thread(target=use_rng, daemon=True); t.start(); t.join(20)\n"
+        "    time.sleep(1.0)\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_primitives=jext.hookimpl(slow)),\n"
+        "    name='slow')\n"
+        "loader = threading.Thread(target=jext.load_plugins, daemon=True); loader.start()\n"
+        "assert in_hook.wait(30)\n"
+        "start = time.perf_counter()\n"
+        "jext.random.key(1, impl='jext.chacha20')\n"
+        "waited = time.perf_counter() - start\n"
+        "loader.join(60)\n"
+        "print(done, loader.is_alive(), waited < 0.9)\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.stdout.split() == ["[1]", "False", "True"], result.stderr
+
+
+_PHASES = (
+    "import",
+    "jext_register_primitives",
+    "jext_register_ffi_targets",
+    "jext_register_lowerings",
+    "jext_register_rng_impls",
+    "jext_register_scipy_wrappers",
+)
+
+
+@pytest.mark.parametrize("phase", _PHASES)
+def test_an_interrupted_load_is_rolled_back_and_loads_again(
+    phase: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jext import _discovery, _registry
+
+    ns = f"interrupted_{_PHASES.index(phase)}"
+    prim = jext.primitive(f"{ns}.double")(lambda x, /: 2 * x)
+    impl = dataclasses.replace(
+        jext.random.get_impl("jext.philox4x64"), name=f"{ns}.philox", tag=f"{ns}_phx"
+    )
+
+    def tpu_rule(x: Any) -> Any:
+        return x + x
+
+    interrupted: list[str] = []
+
+    def maybe_interrupt(where: str) -> None:
+        if where == phase and not interrupted:
+            interrupted.append(where)
+            raise KeyboardInterrupt
+
+    def hook(name: str, body: Any) -> Any:
+        def run(registry: Any) -> None:
+            body(registry)
+            maybe_interrupt(name)  # after staging: nothing staged may survive
+
+        return jext.hookimpl(specname=name)(run)
+
+    plugin = SimpleNamespace(
+        primitives=hook("jext_register_primitives", lambda r: r.add(prim)),
+        ffi=hook("jext_register_ffi_targets", lambda r: None),
+        lowerings=hook(
+            "jext_register_lowerings",
+            lambda r: r.add_lowering(f"{ns}.double", tpu_rule, platform="tpu"),
+        ),
+        rngs=hook("jext_register_rng_impls", lambda r: r.add(impl)),
+        scipy=hook("jext_register_scipy_wrappers", lambda r: None),
+    )
+
+    class EntryPoint:
+        name = ns
+        value = f"{ns}_module"
+        dist = None
+
+        def load(self) -> object:
+            maybe_interrupt("import")
+            return plugin
+
+    found = _discovery.Discovery((EntryPoint(),), {}, ())
+    monkeypatch.setattr(_registry, "discover", lambda group: found)
+    registry = Registry(group="jext-none")
+    with pytest.raises(KeyboardInterrupt):
+        registry.load()
+    assert interrupted == [phase]
+    assert load(registry) == []  # no bogus "declared twice" or "already registered by"
+    (info,) = [p for p in registry.plugins() if p.name == ns]
+    assert (info.status, info.error) == ("loaded", None)
+    assert registry.get_primitive(f"{ns}.double") is prim
+    assert f"{ns}.philox" in registry.rng_impls()
+    assert prim.lowering_platforms()["tpu"].endswith("tpu_rule")
+
+
+# --- FFI target names --------------------------------------------------------------------------
+
+
+def test_an_ffi_target_named_like_jaxlibs_fails_only_its_plugin(tmp_path: Path) -> None:
+    # XLA has one table of handler names, jaxlib's own included: a second handler under
+    # "lapack_sgetrf_ffi" would make every later LU decomposition fail to compile.
+    code = _RACE_PRELUDE + (
+        "import importlib\n"
+        "handlers = importlib.import_module('jext_example_native._native_cpu').handlers()\n"
+        "capsule = handlers['jext_native_softplus']\n"
+        "def targets(registry):\n"
+        "    registry.add('lapack_sgetrf_ffi', capsule)\n"
+        "def mine(registry):\n"
+        "    registry.add('ffiowner_softplus', capsule)\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_ffi_targets=jext.hookimpl(targets)),\n"
+        "    name='impostor')\n"
+        "jext.register_plugin(SimpleNamespace(jext_register_ffi_targets=jext.hookimpl(mine)),\n"
+        "    name='ffiowner')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    jext.load_plugins()\n"
+        "print(*[str(w.message) for w in caught], sep='\\n', file=__import__('sys').stderr)\n"
+        "status = {p.name: p.status for p in jext.plugins()}\n"
+        "print(status['impostor'], status['ffiowner'])\n"
+        "x = jnp.array([[2.0, 1.0], [1.0, 3.0]], jnp.float32)\n"
+        "print(bool(jnp.allclose(jnp.linalg.inv(x) @ x, jnp.eye(2), atol=1e-5)))\n"
+    )
+    result = run_python(code, tmp_path, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert result.stdout.split() == ["error", "loaded", "True"], result.stderr
+    assert "FFI target 'lapack_sgetrf_ffi' is outside its namespaces" in result.stderr
+
+
+# --- vendor lowerings against the owner's and each other's --------------------------------------
+
+
+def _lowering_plugins(name: str, *vendors: str) -> tuple[Registry, jext.Primitive[..., Any]]:
+    """A registry with the owner of ``name`` (its own rocm rule) and ``vendors``, each
+    offering rocm and tpu rules named after it."""
+    registry = Registry(group="jext-none")
+    prim = jext.primitive(name)(lambda x, /: x + 1)
+
+    @prim.def_lowering(platform="gpu")
+    def owners_gpu(x: Any) -> Any:
+        return x + 1
+
+    for vendor in vendors:
+
+        def rules(registry: Any, vendor: str = vendor) -> None:
+            for platform in ("rocm", "tpu"):
+
+                def rule(x: Any) -> Any:
+                    return x + 1
+
+                rule.__qualname__ = f"{vendor}_{platform}"
+                registry.add_lowering(name, rule, platform=platform)
+
+        registry.register(
+            SimpleNamespace(jext_register_lowerings=jext.hookimpl(rules)), name=vendor
+        )
+    owner = SimpleNamespace(
+        jext_register_primitives=jext.hookimpl(lambda registry: registry.add(prim))
+    )
+    registry.register(owner, name="owner", namespaces=[name.split(".", maxsplit=1)[0]])
+    return registry, prim
+
+
+def test_a_vendor_rule_never_silently_replaces_the_owners(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("JEXT_LOWERING_PREFER", raising=False)
+    registry, prim = _lowering_plugins("clash_owner.op", "z-vendor")
+    with pytest.warns(jext.PluginWarning) as caught:
+        registry.load()
+    (message,) = [str(w.message) for w in caught]
+    assert "'clash_owner.op' on rocm" in message and "'owner'" in message
+    assert "'z-vendor'" in message and "JEXT_LOWERING_PREFER=clash_owner.op:rocm=" in message
+    platforms = prim.lowering_platforms()
+    assert platforms["rocm"].endswith("owners_gpu") and platforms["tpu"] == "z-vendor_tpu"
+    assert {p.name: p.status for p in registry.plugins()}["z-vendor"] == "loaded"
+
+
+def test_the_user_chooses_a_vendor_over_the_owner(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JEXT_LOWERING_PREFER", "clash_chosen.op:rocm=z-vendor")
+    registry, prim = _lowering_plugins("clash_chosen.op", "z-vendor")
+    assert load(registry) == []
+    assert prim.lowering_platforms()["rocm"] == "z-vendor_rocm"
+    assert prim.lowering_platforms()["cuda"].endswith("owners_gpu")
+
+
+def test_two_vendors_on_one_platform_are_reported_never_ordered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("JEXT_LOWERING_PREFER", raising=False)
+    registry, prim = _lowering_plugins("clash_vendors.op", "a-vendor", "z-vendor")
+    messages = load(registry)
+    tpu = [m for m in messages if "on tpu" in m]
+    assert len(tpu) == 1 and "'a-vendor'" in tpu[0] and "'z-vendor'" in tpu[0]
+    assert "none is used (the reference is)" in tpu[0]
+    assert prim.lowering_platforms()["tpu"] == "reference"
+
+    monkeypatch.setenv("JEXT_LOWERING_PREFER", "clash_vendors2.op=a-vendor")
+    registry, prim = _lowering_plugins("clash_vendors2.op", "a-vendor", "z-vendor")
+    assert load(registry) == []
+    assert prim.lowering_platforms()["tpu"] == "a-vendor_tpu"
+    assert prim.lowering_platforms()["rocm"] == "a-vendor_rocm"
+
+
+# --- look-alike names ----------------------------------------------------------------------------
+
+
+def test_a_look_alike_namespace_owns_nothing() -> None:
+    lookalike = "j\u0435xt"  # with a Cyrillic "\u0435" (U+0435), it reads "jext"
+    registry = Registry(group="jext-none")
+
+    def rngs(registry: Any) -> None:
+        base = jext.random.get_impl("jext.philox4x64")
+        registry.add(dataclasses.replace(base, name=f"{lookalike}.philox4x64", tag="lookalike"))
+
+    registry.register(SimpleNamespace(jext_register_rng_impls=jext.hookimpl(rngs)), name=lookalike)
+    messages = load(registry)
+    assert len(messages) == 1 and "ASCII" in messages[0], messages
+    assert {p.name: p.status for p in registry.plugins()}[lookalike] == "error"
+    assert [n for n in registry.rng_impls() if not n.isascii()] == []
+    with pytest.raises(jext.PluginError, match="ASCII"):
+        registry.register(SimpleNamespace(), name="lookalike-ns", namespaces=[lookalike])
+    with pytest.raises(jext.DefinitionError, match="ASCII"):
+        jext.primitive(f"{lookalike}.softplus")(lambda x, /: x)
+
+
+def test_an_rng_tag_names_one_impl() -> None:
+    registry = Registry(group="jext-none")
+    clone = dataclasses.replace(jext.random.get_impl("jext.philox4x64"), name="clone.philox")
+    registry.register(
+        SimpleNamespace(
+            jext_register_rng_impls=jext.hookimpl(lambda registry: registry.add(clone))
+        ),
+        name="clone",
+    )
+    (message,) = load(registry)
+    assert "tag 'jext_phx64'" in message and "'jext.philox4x64'" in message
+    assert "clone.philox" not in registry.rng_impls()
+
+
+# --- hooks: the table of kinds, argument names, renamed hooks --------------------------------
+
+
+def test_every_hookspec_is_one_kind_in_the_table() -> None:
+    from jext._hookkinds import KINDS
+
+    specs = sorted(n for n in jext.hookspecs.__all__ if n.startswith("jext_"))
+    assert sorted(kind.hook for kind in KINDS) == specs
+    for kind in KINDS:
+        marked = kind.implement(lambda registrar: None)
+        assert getattr(marked, "jext_impl", {}).get("specname") == kind.hook
+    assert jext.hooks.register_lowerings.__self__ is KINDS.lowerings
+
+
+@pytest.mark.parametrize("argument", ["registrar", "registry"])
+def test_a_hook_takes_its_registrar_by_either_name(argument: str) -> None:
+    registry = Registry(group="jext-none")
+    prim = jext.primitive(f"argname_{argument}.double")(lambda x, /: 2 * x)
+    plugin = types.ModuleType(f"argname_{argument}")
+    exec(  # a plain function whose one argument has the name under test
+        f"def jext_register_primitives({argument}):\n    {argument}.add(prim)\n",
+        {"prim": prim},
+        vars(plugin),
+    )
+    plugin.jext_register_primitives = jext.hookimpl(plugin.jext_register_primitives)
+    registry.register(plugin, namespaces=[f"argname_{argument}"])
+    assert load(registry) == []
+    assert registry.get_primitive(f"argname_{argument}.double") is prim
+
+
+def test_a_renamed_hook_still_runs_and_warns_with_the_new_name() -> None:
+    from jext._hookcall import HookCaller
+
+    specs = types.ModuleType("specs_with_a_former_name")
+    vars(specs).update(
+        {n: getattr(jext.hookspecs, n) for n in jext.hookspecs.__all__ if n.startswith("jext_")}
+    )
+
+    def jext_add_primitives(registrar: Any) -> None:
+        """Former name of jext_register_primitives."""
+
+    specs.jext_add_primitives = jext.hookspecs.hookspec(
+        warn_on_impl=DeprecationWarning(
+            "jext_add_primitives is deprecated: implement jext_register_primitives"
+        )
+    )(jext_add_primitives)
+    specs.RENAMED_HOOKS = {"jext_add_primitives": "jext_register_primitives"}
+    added: list[Any] = []
+
+    def add(registry: Any) -> None:  # the old hook, with the old argument name
+        added.append(registry)
+
+    plugin = SimpleNamespace(jext_add_primitives=jext.hookimpl(add))
+    caller = HookCaller(specs)
+    with pytest.warns(DeprecationWarning, match="implement jext_register_primitives"):
+        impls = caller.implementations(plugin, "old-plugin")
+    assert list(impls) == ["jext_register_primitives"]
+    caller.call(impls["jext_register_primitives"], "the registrar")
+    assert added == ["the registrar"]
+
+
+def test_a_registered_primitive_is_read_from_the_one_table_of_names() -> None:
+    # A re-run definition (same module and qualified name) replaces the earlier one in the
+    # table of definitions; the registry holds no copy of its own that could go stale.
+    def define() -> jext.Primitive[..., Any]:
+        def one_table(x: Any, /) -> Any:
+            return x + 1
+
+        return jext.primitive("one_table.inc")(one_table)
+
+    first = define()
+    registry = Registry(group="jext-none")
+    registry.register(
+        SimpleNamespace(
+            jext_register_primitives=jext.hookimpl(lambda registry: registry.add(first))
+        ),
+        name="one-table",
+    )
+    registry.load()
+    assert registry.get_primitive("one_table.inc") is first
+    second = define()
+    assert second is not first
+    assert registry.get_primitive("one_table.inc") is second
+    assert _host.DEFINITIONS["one_table.inc"] is second
+
+
+def test_a_plugin_import_joining_a_thread_that_uses_a_core_rng(tmp_path: Path) -> None:
+    # The plugin's import (an entry point's load) itself waits for a core RNG's thread.
+    code = _RACE_PRELUDE + (
+        "import jax, jext.random\n"
+        "from jext import _discovery, _registry\n"
+        "done = []\n"
+        "def use_rng():\n"
+        "    key = jext.random.key(0, impl='jext.philox4x64')\n"
+        "    done.append(int(jax.random.bits(key, (2,)).sum() >= 0))\n"
+        "class EntryPoint:\n"
+        "    name, value, dist = 'joiner', 'joiner_module', None\n"
+        "    def load(self):\n"
+        "        t = threading.Thread(target=use_rng, daemon=True); t.start(); t.join(20)\n"
+        "        return SimpleNamespace()\n"
+        "found = _discovery.Discovery((EntryPoint(),), {}, ())\n"
+        "_registry.discover = lambda group: found\n"
+        "loader = threading.Thread(target=jext.load_plugins, daemon=True); loader.start()\n"
+        "loader.join(60)\n"
+        "print(done, loader.is_alive())\n"
+    )
+    result = run_python(code, tmp_path)
+    assert result.stdout.split() == ["[1]", "False"], result.stderr

@@ -176,8 +176,8 @@ def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
     assert not plugins["scipy-special"]["core"]
     assert "scipy_special" in plugins["scipy-special"]["namespaces"]
     targets = {(t["name"], t["platform"]): t for t in data["ffi_targets"]}
-    assert targets[("jext_native_rms_norm", "cpu")]["plugin"] == "example-native"
-    assert targets[("jext_native_rms_norm", "cpu")]["batch_partitionable"] is True
+    assert targets[("native_rms_norm", "cpu")]["plugin"] == "example-native"
+    assert targets[("native_rms_norm", "cpu")]["batch_partitionable"] is True
     special = {c["scope"]: c for c in data["scipy_coverage"]}["special"]
     public = {n for n in scipy.special.__all__ if callable(getattr(scipy.special, n))}
     assert special["callables"] == len(public) and special["scipy_version"] == scipy.__version__
@@ -193,4 +193,4 @@ def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
         r"^  special: \d+ of \d+ \(\d+ from jax\.scipy, \d+ from plugins\)$", text.getvalue(), re.M
     )
     assert re.search(r"^  jext-rng .*loaded \(core\)\s+jext\s*$", text.getvalue(), re.M)
-    assert re.search(r"^  jext_native_softplus\s+cuda\s+example-native", text.getvalue(), re.M)
+    assert re.search(r"^  native_softplus\s+cuda\s+example-native", text.getvalue(), re.M)

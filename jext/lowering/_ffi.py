@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
-from jext import _jax
+from jext import _host, _jax
 from jext._errors import DefinitionError, StaticParamError
 from jext.primitives._rules import FFI_TARGET_ATTR
 
@@ -75,9 +75,6 @@ AttrType = Literal[
 """
 
 _ATTR_TYPES: Final = frozenset(get_args(AttrType))
-# Every target an ffi_rule calls: jext.lowering.export allows these custom calls, which
-# jax.export refuses by default (they have no compatibility guarantee).  Only grows.
-_TARGETS: set[str] = set()
 _VMAP_METHODS: Final = frozenset(get_args(VmapMethod))
 
 
@@ -200,7 +197,9 @@ def ffi_rule(
         results = call(*tree_util.tree_leaves(operands), **ffi_attrs)
         return tree_util.tree_unflatten(out_tree, list(results))
 
-    _TARGETS.add(target)
+    # jext.lowering.export allows the custom calls of every ffi_rule's target, which
+    # jax.export refuses by default (they have no compatibility guarantee).
+    _host.FFI_RULE_TARGETS.add(target)
     rule.__dict__[FFI_TARGET_ATTR] = target  # how jext's lowering tells an FFI rule apart
     rule.__name__ = rule.__qualname__ = f"ffi:{target}"
     rule.__doc__ = f"Lowers {prim_name} with the XLA FFI target {target!r}."
@@ -209,7 +208,7 @@ def ffi_rule(
 
 def ffi_targets() -> frozenset[str]:
     """The FFI target names of every :func:`ffi_rule` made in this process."""
-    return frozenset(_TARGETS)
+    return frozenset(_host.FFI_RULE_TARGETS)
 
 
 def _param_names(primitive: Callable[..., Any]) -> frozenset[str] | None:
@@ -223,9 +222,7 @@ def _ensure_targets_registered() -> None:
     # A plugin's handlers are registered with XLA by its jext_register_ffi_targets hook,
     # which runs when plugins load.  Loading here, at trace time, makes a kernel work
     # even when its module was imported directly and nothing read the registry yet.
-    from jext._registry import load_plugins  # the registry imports jext.primitives
-
-    load_plugins()
+    _host.host().load_plugins()
 
 
 def _convert(where: str, name: str, kind: str, value: Any) -> Any:

@@ -13,12 +13,14 @@ from jext import _jax
 from jext._errors import RuleError
 from jext.primitives._closure import ClosesOverTracers
 from jext.primitives._core import Core, Form, batched_avals, typed_key, unbatched_avals
+from jext.primitives._links import apply_chain
 from jext.primitives._sharding import concrete_rule, explicit_result_axes
 
 __all__ = [
     "Linearized",
     "abstract_eval",
     "base_abstract_eval",
+    "chain_jaxpr",
     "check_explicit_operands",
     "linearized",
     "out_tree",
@@ -90,6 +92,23 @@ def linearized(core: Core, form: Form, avals: Sequence[Any]) -> Linearized:
     return result
 
 
+def chain_jaxpr(core: Core, form: Form, avals: Sequence[Any]) -> _jax.ClosedJaxpr:
+    """The derivative form's function at per-example ``avals``, applied to the reference
+    (cached); see ``_derivatives.py``."""
+
+    def make() -> _jax.ClosedJaxpr:
+        n = form.in_tree.num_leaves
+        closed, _ = trace_reference(core, form.plain, avals[:n])
+        reference = _jax.jaxpr_as_fun(closed)
+        fn = apply_chain(lambda *xs: list(reference(*xs)), form.chain, core.name)
+        return _jax.trace_avals(fn, avals)
+
+    key = ("chain", form.key(), tuple(avals), _jax.trace_context())
+    result: _jax.ClosedJaxpr = core.traces.get_or_make(key, make)
+    return result
+
+
+
 def base_abstract_eval(core: Core, form: Form, avals: Sequence[Any]) -> tuple[list[Any], Any]:
     """The per-example result avals of the primitive itself, and its result tree."""
     rule = core.rules.abstract_eval
@@ -113,8 +132,6 @@ def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     check_explicit_operands(core, form, avals)
     with _jax.extend_axis_env(_missing_axes(form)):
         if form.chain:
-            from jext.primitives._derivatives import chain_jaxpr
-
             outs = list(chain_jaxpr(core, form.base, per_example).out_avals)
         elif form.linearize is None:
             outs, _ = base_abstract_eval(core, form, per_example)

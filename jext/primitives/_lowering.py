@@ -14,12 +14,11 @@ from typing import Any
 
 import jax
 
-from jext import _jax
+from jext import _host, _jax
 from jext._errors import LoweringError, RuleError
-from jext.primitives._abstract import base_abstract_eval, linearized, trace_reference
+from jext.primitives._abstract import base_abstract_eval, chain_jaxpr, linearized, trace_reference
 from jext.primitives._batching import loop_over_levels, over_levels, run_over_levels
 from jext.primitives._core import Core, Form, Level, batched_avals, parse_form, unbatched_avals
-from jext.primitives._derivatives import chain_jaxpr
 from jext.primitives._rules import LoweringEntry
 from jext.primitives._sharding import equation_rule
 
@@ -165,9 +164,8 @@ def _shard_form(form: Form, avals: Sequence[Any]) -> Form:
 def check_ffi_handler(core: Core, target: str, platform: str) -> None:
     """Raise LoweringError when no handler for ``target`` is registered on ``platform``
     (XLA would fail to compile the call with a message naming neither primitive nor plugin)."""
-    from jext._registry import registry  # the registry imports jext.primitives
-
-    if (target, platform) in registry().ffi_targets() or _ffi_handler_known(target, platform):
+    _host.host().load_plugins()
+    if (target, platform) in _host.FFI_TARGETS or _ffi_handler_known(target, platform):
         return
     raise LoweringError(
         f"primitive {core.name!r}: its {platform} rule calls the XLA FFI target {target!r}, "
@@ -178,21 +176,18 @@ def check_ffi_handler(core: Core, target: str, platform: str) -> None:
     )
 
 
-_KNOWN_HANDLERS: set[tuple[str, str]] = set()
-
-
 def _ffi_handler_known(target: str, platform: str) -> bool:
     # A handler registered with jax.ffi.register_ffi_target directly, not through jext:
     # only compiling a call tells (XLA lists no typed FFI handlers).  Once per target
     # found; a missing one is probed again, as it may be registered later.
-    if (target, platform) in _KNOWN_HANDLERS:
+    if (target, platform) in _host.KNOWN_FFI_HANDLERS:
         return True
     try:
         _jax.compile_ffi_probe(target, platform)
     except Exception as err:  # XLA raises its runtime error type
         if "No FFI handler registered" in str(err):
             return False
-    _KNOWN_HANDLERS.add((target, platform))
+    _host.KNOWN_FFI_HANDLERS.add((target, platform))
     return True
 
 

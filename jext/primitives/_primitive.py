@@ -21,7 +21,7 @@ import numpy as np
 from jax import tree_util
 from numpy.typing import DTypeLike
 
-from jext import _jax
+from jext import _host, _jax
 from jext._errors import DefinitionError, DuplicateNameError, RuleError
 from jext.primitives import _abstract, _ad, _batching, _lowering
 from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
@@ -63,7 +63,6 @@ __all__ = [
     "check_platform",
     "defined_primitives",
     "primitive",
-    "set_definition_arbiter",
 ]
 
 P = ParamSpec("P")
@@ -78,15 +77,11 @@ _SINGLE_LEAF: Final = tree_util.tree_structure(0)
 
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
 
-# Every primitive defined in this process, by name (see _claim_name).
-_DEFINITIONS: dict[str, Primitive[..., Any]] = {}
-_DEFINITIONS_LOCK: Final = threading.Lock()
-
 
 def defined_primitives() -> Mapping[str, Primitive[..., Any]]:
     """Every primitive defined in this process so far, by name (a snapshot)."""
-    with _DEFINITIONS_LOCK:
-        return dict(_DEFINITIONS)
+    with _host.DEFINITIONS_LOCK:
+        return dict(_host.DEFINITIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +155,10 @@ def _check_name(name: object) -> None:
     if not isinstance(name, str):
         raise DefinitionError(f"a primitive name must be a str, got {type(name).__name__}")
     parts = name.split(".")
-    if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+    if len(parts) < 2 or not name.isascii() or not all(p.isidentifier() for p in parts):
         raise DefinitionError(
             f"primitive name {name!r} must be namespaced as '<lib>.<op>' "
-            "(dot-separated Python identifiers), e.g. 'mylib.softplus'"
+            "(ASCII dot-separated Python identifiers), e.g. 'mylib.softplus'"
         )
 
 
@@ -385,16 +380,15 @@ class Primitive(Generic[P, R]):
         core = self._core
         if core.frozen:
             return
+        # Plugins' lowering rules for this primitive must be in before JAX caches a
+        # lowering of it: wait for the one load of plugins (a no-op afterwards), outside
+        # the freeze lock, which a vendor's rule takes on the loading thread.  jext's own
+        # primitives ("jext.*") are core: using them never waits for a plugin, so a vendor
+        # rule for one must be loaded before it is first called.
+        if not self.name.startswith("jext."):
+            _load_plugins()
         with self._freeze_lock:
-            if core.frozen:
-                return
-            # Plugins' lowering rules for this primitive must be in before JAX caches a
-            # lowering of it: load them now (once per process; a no-op afterwards).  jext's
-            # own primitives ("jext.*") are core: using them never imports a plugin, so a
-            # vendor rule for one must be loaded before it is first called.
-            if not self.name.startswith("jext."):
-                _load_plugins_once()
-            if core.frozen:  # a plugin called this primitive while loading
+            if core.frozen:  # another thread, or a plugin calling it while loading
                 return
             core.frozen = True
             _lowering.register_lowerings(core)
@@ -715,19 +709,11 @@ class Primitive(Generic[P, R]):
         return Rule(fn, arity)
 
 
-_PLUGINS_LOADED: Final = threading.Event()
-
-
-def _load_plugins_once() -> None:
-    if _PLUGINS_LOADED.is_set():
-        return
-    _PLUGINS_LOADED.set()  # first: a plugin that calls a primitive at import must not recurse
-    from jext._registry import registry
-
+def _load_plugins() -> None:
     # Plugin code runs outside any trace being built; failures are reported (warned, or
     # raised in strict mode) by the registry calls that read what failed, not by a bind.
     with _jax.eval_context():
-        registry().load(report=False)
+        _host.host().load_plugins()
 
 
 def _restore(name: str, module: str | None) -> Primitive[..., Any]:
@@ -737,22 +723,7 @@ def _restore(name: str, module: str | None) -> Primitive[..., Any]:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
         known = defined_primitives().get(name)
-    if known is None:
-        from jext._registry import get_primitive
-
-        return get_primitive(name)
-    return known
-
-
-# (name, known module, new module) -> whether the new definition replaces the known one.
-# jext's registry sets it: the plugin owning a name's namespace may define it even after
-# another module did (an impostor imported first), so import order never decides.
-_arbiter: list[Callable[[str, str, str], bool]] = [lambda name, known, new: False]
-
-
-def set_definition_arbiter(arbiter: Callable[[str, str, str], bool]) -> None:
-    """Let ``arbiter(name, known_module, new_module)`` allow a contested definition."""
-    _arbiter[0] = arbiter
+    return _host.host().primitive(name) if known is None else known
 
 
 def _claim_name(prim: Primitive[..., Any]) -> None:
@@ -760,23 +731,24 @@ def _claim_name(prim: Primitive[..., Any]) -> None:
 
     The same definition (same module and qualified name, as on a module reload or a
     re-run notebook cell) replaces the earlier one, and so does the definition of the
-    plugin owning the name's namespace (see ``set_definition_arbiter``).
+    plugin owning the name's namespace (the host decides: an impostor imported first
+    never keeps an owner from defining its own names).
     """
 
     def origin(p: Primitive[..., Any]) -> tuple[str, str]:
         ref = p.reference
         return (getattr(ref, "__module__", "?"), getattr(ref, "__qualname__", repr(ref)))
 
-    with _DEFINITIONS_LOCK:
-        known = _DEFINITIONS.get(prim.name)
+    with _host.DEFINITIONS_LOCK:
+        known = _host.DEFINITIONS.get(prim.name)
         if (
             known is not None
             and origin(known) != origin(prim)
-            and not _arbiter[0](prim.name, origin(known)[0], origin(prim)[0])
+            and not _host.host().may_replace(prim.name, origin(known)[0], origin(prim)[0])
         ):
             a, b = origin(known), origin(prim)
             raise DuplicateNameError(
                 f"primitive name {prim.name!r} is already defined by {a[0]}.{a[1]}; "
                 f"{b[0]}.{b[1]} cannot define it again (choose another '<lib>.<op>' name)"
             )
-        _DEFINITIONS[prim.name] = prim
+        _host.DEFINITIONS[prim.name] = prim

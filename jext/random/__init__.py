@@ -12,8 +12,8 @@ from jext.random._api import wrap_key_data as wrap_key_data
 from jext.random._bundled import chacha20_key as chacha20_key
 from jext.random._bundled import numpy_philox_key as numpy_philox_key
 from jext.random._bundled import threefry4x64_key as threefry4x64_key
-from jext.random._impl import KnownAnswer as KnownAnswer
-from jext.random._impl import RngImpl as RngImpl
+from jext.rng_impls._impl import KnownAnswer as KnownAnswer
+from jext.rng_impls._impl import RngImpl as RngImpl
 
 __all__ = [
     "KnownAnswer",

@@ -8,28 +8,20 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jext._errors import UnknownNameError
-from jext._registry import close_matches, registry
-from jext.random._impl import RngImpl
+from jext import _host
+from jext.rng_impls._impl import RngImpl
 
 __all__ = ["get_impl", "impls", "key", "wrap_key_data"]
 
 
 def impls() -> list[str]:
     """The names of every registered RNG implementation, sorted."""
-    return list(registry().rng_impls())
+    return _host.host().rng_impl_names()
 
 
 def get_impl(name: str) -> RngImpl:
     """The registered implementation ``name``; :class:`jext.UnknownNameError` if none."""
-    owned = registry().rng_impl(name)
-    if owned is None:
-        raise UnknownNameError(
-            f"no RNG implementation is named {name!r}.{registry().broken_owner_hint(name)}"
-            f"{close_matches(name, impls())} Registered: {impls()}"
-        )
-    impl: RngImpl = owned.item
-    return impl
+    return _host.host().rng_impl(name)
 
 
 def key(seed: ArrayLike, *, impl: str) -> jax.Array:

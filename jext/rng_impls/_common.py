@@ -15,9 +15,9 @@ from jax import lax
 from jax.extend.mlir.dialects import stablehlo
 from jax.typing import ArrayLike
 
-import jext
-from jext import _jax
+from jext import _host, _jax
 from jext._jax import mlir_ir as ir
+from jext.primitives import Primitive, primitive
 
 Array = jax.Array
 Words = tuple[Array, ...]
@@ -129,7 +129,7 @@ def _mulhi32_split(a: Array, /, *, m: int) -> Array:
 # every platform lowers it as one widened 32x32->64 multiply and a shift instead.  Not
 # ``lax.mulhi``: it lowers through an MHLO-only path that fails to convert to StableHLO when
 # the output is sharded (JAX's own philox4x32 fails the same way).
-mulhi32 = jext.primitive("jext.rng_impls.mulhi32")(_mulhi32_split)
+mulhi32 = primitive("jext.rng_impls.mulhi32")(_mulhi32_split)
 mulhi32.def_batching_elementwise()
 
 
@@ -516,7 +516,7 @@ class CounterRng:
         return self.derive(key, jnp.asarray(data).astype(U32))
 
     @functools.cached_property
-    def bits_primitive(self) -> jext.Primitive[..., Array]:
+    def bits_primitive(self) -> Primitive[..., Array]:
         """``random_bits`` as a jext primitive: one generation strategy per platform.
 
         ``bits(key_data, bit_width=, shape=)`` takes ``uint32[*batch, L]`` key data.  Its
@@ -544,7 +544,7 @@ class CounterRng:
 Strategy = Callable[[BlockFn, Words, Words, int, int], Array]
 
 
-def _bits_primitive(rng: CounterRng) -> jext.Primitive[..., Array]:
+def _bits_primitive(rng: CounterRng) -> Primitive[..., Array]:
     def fused(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
         return rng.stream_bits(key, bit_width, shape, strategy=stream_words_fused)
 
@@ -565,7 +565,7 @@ def _bits_primitive(rng: CounterRng) -> jext.Primitive[..., Array]:
     fused.__qualname__ = f"{rng.name}_bits_fused"
     chunked.__qualname__ = f"{rng.name}_bits_chunked"
     cpu.__qualname__ = f"{rng.name}_bits_cpu"
-    prim = jext.primitive(f"jext.rng_impls.{rng.name}_bits")(fused)
+    prim = primitive(f"jext.rng_impls.{rng.name}_bits")(fused)
 
     @prim.def_abstract_eval
     def _abstract(key: Any, /, *, bit_width: int, shape: Shape) -> Any:
@@ -590,11 +590,9 @@ def native_cpu_target(target: str) -> str | None:
     installed; ``JEXT_RNG_NATIVE=0`` keeps the XLA path.  A target registered by any
     other plugin under the same name is never used.
     """
-    from jext._registry import registry, rng_native_wanted  # the registry imports jext
-
-    if not rng_native_wanted():
+    if not _host.rng_native_wanted():
         return None
-    return target if registry().core_ffi_target(target, "cpu") is not None else None
+    return target if _host.host().core_ffi_target(target, "cpu") else None
 
 
 def _tweak(words: Words, tweak: Sequence[int]) -> Words:

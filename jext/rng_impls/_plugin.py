@@ -9,15 +9,15 @@ verifies them).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import numpy as np
 
-import jext
-from jext.random import KnownAnswer, RngImpl
+from jext.hookspecs import hookimpl
 from jext.rng_impls._chacha20 import CHACHA20_RNG, chacha20_key_data
 from jext.rng_impls._common import CounterRng
+from jext.rng_impls._impl import KnownAnswer, RngImpl
 from jext.rng_impls._philox4x64 import PHILOX4X64_RNG, philox4x64_key_data
 from jext.rng_impls._threefry4x64 import THREEFRY4X64_RNG, threefry4x64_key_data
 
@@ -138,7 +138,13 @@ THREEFRY4X64 = _impl(
 )
 
 
-@jext.hooks.register_rng_impls
-def jext_register_rng_impls(registry: jext.RngImplRegistrar) -> None:
+class _RngRegistrar(Protocol):
+    """What this hook uses of ``jext.RngImplRegistrar`` (the core never imports the registry)."""
+
+    def add(self, impl: RngImpl, /) -> None: ...
+
+
+@hookimpl
+def jext_register_rng_impls(registrar: _RngRegistrar) -> None:
     for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64):
-        registry.add(impl)
+        registrar.add(impl)

@@ -113,9 +113,9 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
 
 def test_jext_conformance(jext_conformance_case: tuple[str, str]) -> None:
     """Every check of one registered item (parametrized by jext's pytest plugin)."""
-    import pytest
+    import pytest  # noqa: PLC0415 - pytest is present only where this test runs
 
-    from jext.testing._api import run_checks
+    from jext.testing._api import run_checks  # noqa: PLC0415 - the checks load only when the test runs
 
     kind, name = jext_conformance_case
     if kind == "nothing":

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jext.random._impl import RngImpl
+from jext.rng_impls._impl import RngImpl
 from jext.testing._checks import compiled_with, structure_options
 from jext.testing._report import (
     CheckFailure,

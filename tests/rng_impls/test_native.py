@@ -53,7 +53,7 @@ def test_the_native_plugin_is_core_and_registers_every_generator() -> None:
     for name in RNGS:
         target = native_target_name(name)
         assert target == native.target_name(name)
-        assert registry().core_ffi_target(target, "cpu") is not None
+        assert registry().core_ffi_target(target, "cpu")
         assert native_cpu_target(target) == target
     assert native.max_threads() >= 1
 
@@ -192,5 +192,5 @@ def test_built_for_a_newer_ffi_api_it_fails_in_one_line_and_xla_draws(tmp_path: 
 
 def test_a_target_of_another_plugin_is_never_used() -> None:
     # Only a core plugin's target counts: a third-party plugin cannot take the name over.
-    assert registry().core_ffi_target("jext_native_softplus", "cpu") is None
-    assert ("jext_native_softplus", "cpu") in registry().ffi_targets()
+    assert not registry().core_ffi_target("native_softplus", "cpu")
+    assert ("native_softplus", "cpu") in registry().ffi_targets()

@@ -28,7 +28,7 @@ CASES: dict[str, tuple[jext.Primitive[..., Any], tuple[np.ndarray, ...], dict[st
     "rms_norm": (rms_norm, (X, W), {"eps": 1e-3}),
     "swish": (swish, (X,), {"beta": 0.8}),
 }
-FFI_TARGETS = {"softplus": "jext_native_softplus", "rms_norm": "jext_native_rms_norm"}
+FFI_TARGETS = {"softplus": "native_softplus", "rms_norm": "native_rms_norm"}
 RTOL = 2e-6
 
 
@@ -71,7 +71,7 @@ def test_vmap_of_the_row_wise_kernel_is_one_native_call() -> None:
     """The batch goes to the handler in one call (broadcast_all), with no loop around it."""
     x = jnp.asarray(np.stack([X, 2 * X]))
     text = jax.jit(jax.vmap(rms_norm, in_axes=(0, None))).lower(x, W).as_text()
-    assert text.count("custom_call @jext_native_rms_norm") == 1
+    assert text.count("custom_call @native_rms_norm") == 1
     assert "stablehlo.while" not in text
     _close(jax.vmap(rms_norm, in_axes=(0, None))(x, W), rms_norm.reference(x, W))
 
@@ -121,13 +121,13 @@ def test_export_names_each_platforms_rule(exports: dict[str, jext.lowering.Platf
     }
     assert rules == {
         "softplus": {
-            "cpu": "ffi:jext_native_softplus",
-            "cuda": "ffi:jext_native_softplus",
+            "cpu": "ffi:native_softplus",
+            "cuda": "ffi:native_softplus",
             "rocm": "reference",
             "tpu": "reference",
         },
         "rms_norm": {
-            "cpu": "ffi:jext_native_rms_norm",
+            "cpu": "ffi:native_rms_norm",
             "cuda": "reference",
             "rocm": "reference",
             "tpu": "reference",
@@ -146,13 +146,13 @@ def test_export_lowers_each_platform_to_its_kernel() -> None:
         text = jext.lowering.export(fn, *operands, platforms=[platform]).exported.mlir_module()
         return {
             target
-            for target in ("jext_native_softplus", "__gpu$xla.gpu.triton", "tpu_custom_call")
+            for target in ("native_softplus", "__gpu$xla.gpu.triton", "tpu_custom_call")
             if f"custom_call @{target}" in text
         }
 
     softplus_fn, _, softplus_ops = _fn("softplus")
     swish_fn, _, swish_ops = _fn("swish")
-    assert custom_calls(softplus_fn, softplus_ops, "cuda") == {"jext_native_softplus"}
+    assert custom_calls(softplus_fn, softplus_ops, "cuda") == {"native_softplus"}
     assert custom_calls(softplus_fn, softplus_ops, "tpu") == set()
     assert custom_calls(swish_fn, swish_ops, "cuda") == {"__gpu$xla.gpu.triton"}
     assert custom_calls(swish_fn, swish_ops, "tpu") == {"tpu_custom_call"}
@@ -184,7 +184,7 @@ def test_a_kernel_that_disagrees_with_the_reference_fails_the_checks() -> None:
     # The softplus handler ignores the doubling: a kernel wired to the wrong reference.
     doubled.def_lowering(
         jext.lowering.ffi_rule(
-            "jext_native_softplus", primitive=doubled, attrs={"beta": "float32"}
+            "native_softplus", primitive=doubled, attrs={"beta": "float32"}
         ),
         platform="cpu",
     )
@@ -223,7 +223,7 @@ def rms_norm_split_rows(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> 
 # Wrong: the kernel reduces over j, so splitting j makes each device normalize its part.
 rms_norm_split_rows.def_lowering(
     jext.lowering.ffi_rule(
-        "jext_native_rms_norm", primitive=rms_norm_split_rows, attrs={"eps": "float32"}
+        "native_rms_norm", primitive=rms_norm_split_rows, attrs={"eps": "float32"}
     ),
     platform="cpu",
 )
@@ -272,8 +272,8 @@ def test_handlers_come_from_the_compiled_extension_and_are_registered() -> None:
     assert all(type(h).__name__ == "PyCapsule" for h in handlers.values())
     targets = jext._registry.registry().ffi_targets()
     owners = {key: owned.plugin for key, owned in targets.items()}
-    assert owners[("jext_native_softplus", "cpu")] == "example-native"
-    assert targets[("jext_native_rms_norm", "cpu")].item.batch_partitionable
+    assert owners[("native_softplus", "cpu")] == "example-native"
+    assert targets[("native_rms_norm", "cpu")].item.batch_partitionable
 
 
 def test_float64_runs_the_double_kernel() -> None:
@@ -302,9 +302,9 @@ def test_cuda_handler_was_built_and_registered() -> None:
 
     assert cuda_library() is not None, "built without nvcc: reinstall where nvcc is on PATH"
     owners = {key: o.plugin for key, o in jext._registry.registry().ffi_targets().items()}
-    assert owners[("jext_native_softplus", "cuda")] == "example-native"
+    assert owners[("native_softplus", "cuda")] == "example-native"
     hlo = jax.jit(softplus).lower(jax.device_put(X, jax.devices("gpu")[0])).compile().as_text()
-    assert "jext_native_softplus" in hlo
+    assert "native_softplus" in hlo
 
 
 @pytest.mark.gpu

@@ -38,5 +38,5 @@ def _examples() -> Iterator[jext.Example]:
 
 
 @jext.hooks.register_primitives
-def _register(registry: jext.PrimitiveRegistrar) -> None:
-    registry.add(softsign)
+def _register(registrar: jext.PrimitiveRegistrar) -> None:
+    registrar.add(softsign)

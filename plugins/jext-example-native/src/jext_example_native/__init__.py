@@ -62,7 +62,7 @@ def softplus(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
 
 # Elementwise, so the kernel runs on any shape: vmap hands it the whole batch at once.
 _softplus_ffi = jext.lowering.ffi_rule(
-    "jext_native_softplus",
+    "native_softplus",
     primitive=softplus,
     attrs={"beta": "float32"},
     vmap_method="broadcast_all",
@@ -101,7 +101,7 @@ def rms_norm(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
 # "broadcast_all" a vmapped batch axis comes in front of both, so a batch is one call.
 rms_norm.def_lowering(
     jext.lowering.ffi_rule(
-        "jext_native_rms_norm",
+        "native_rms_norm",
         primitive=rms_norm,
         attrs={"eps": "float32"},
         vmap_method="broadcast_all",
@@ -165,9 +165,9 @@ def register_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
     # in one line that says to rebuild it (its ops then cannot lower on cpu).
     registry.require_ffi_api(native_cpu.ffi_api_version(), fallback="its ops cannot lower on cpu")
     handlers = native_cpu.handlers()
-    registry.add("jext_native_softplus", handlers["jext_native_softplus"], platform="cpu")
+    registry.add("native_softplus", handlers["jext_native_softplus"], platform="cpu")
     registry.add(
-        "jext_native_rms_norm",
+        "native_rms_norm",
         handlers["jext_native_rms_norm"],
         platform="cpu",
         batch_partitionable=True,
@@ -175,4 +175,4 @@ def register_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
     library = cuda_library()
     if library is not None:  # built where nvcc was found; the cuda rule exports without it
         cuda = registry.load_library(library)
-        registry.add("jext_native_softplus", cuda.JextNativeSoftplusCuda, platform="cuda")
+        registry.add("native_softplus", cuda.JextNativeSoftplusCuda, platform="cuda")

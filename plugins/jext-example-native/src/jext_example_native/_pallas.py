@@ -37,7 +37,7 @@ def _swish(
     Block shapes are powers of two (Triton needs it) and multiples of (8, 128) (Mosaic's
     tile), so the same layout lowers for both.
     """
-    from jax.experimental import pallas as pl
+    from jax.experimental import pallas as pl  # noqa: PLC0415 - Pallas loads only when a kernel is traced
 
     shape, n = x.shape, x.size
     per_block = block_rows * LANES
@@ -73,7 +73,7 @@ def swish_triton(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
     to carry, not its users': it is ignored, that message only, from the first time the
     rule is traced (the warning comes when the ``pallas_call`` is lowered, just after).
     """
-    from jax.experimental.pallas import triton as pltriton
+    from jax.experimental.pallas import triton as pltriton  # noqa: PLC0415 - Pallas loads only when a kernel is traced
 
     warnings.filterwarnings("ignore", message=TRITON_DEPRECATION, category=DeprecationWarning)
 
@@ -88,7 +88,7 @@ def swish_triton(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
 
 def swish_mosaic_tpu(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
     """tpu: compiled by Mosaic; 64 x 128 blocks, a multiple of the (8, 128) tile."""
-    from jax.experimental.pallas import tpu as pltpu
+    from jax.experimental.pallas import tpu as pltpu  # noqa: PLC0415 - Pallas loads only when a kernel is traced
 
     return _swish(
         x,

@@ -3,7 +3,8 @@
 - :data:`softplus`: elementwise, with a custom JVP and the elementwise batching shortcut.
 - :data:`cumsum`: linear, with a JVP through itself, a transpose rule and a batching rule.
 - :data:`polar`: a pytree operand and several results.
-- :data:`rms_norm`: different lowerings for cpu and for gpu/tpu.
+- :data:`rms_norm`: different lowerings for cpu and for cuda/tpu (rocm is left to the
+  reference, which ``jext-example-vendor`` fills with its own rule).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def _rms_norm_cpu(x: jax.Array, *, eps: float) -> jax.Array:
     return (x32 * lax.rsqrt(ms + eps)).astype(x.dtype)
 
 
-@rms_norm.def_lowering(platform="gpu")
+@rms_norm.def_lowering(platform="cuda")
 @rms_norm.def_lowering(platform="tpu")
 def _rms_norm_accelerator(x: jax.Array, *, eps: float) -> jax.Array:
     # Stands in for a fused kernel (e.g. Pallas) on accelerators.

@@ -9,6 +9,7 @@ from typing import Any, Final, final
 
 import jax
 
+from jext import _host
 from jext._errors import DefinitionError
 from jext._jax import define_prng_impl
 
@@ -71,9 +72,10 @@ class RngImpl:
 
     def __post_init__(self) -> None:
         parts = self.name.split(".")
-        if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        if len(parts) < 2 or not self.name.isascii() or not all(p.isidentifier() for p in parts):
             raise DefinitionError(
-                f"RNG implementation name {self.name!r} must be namespaced as '<lib>.<rng>'"
+                f"RNG implementation name {self.name!r} must be namespaced as '<lib>.<rng>' "
+                "(ASCII dot-separated Python identifiers)"
             )
         if not self.key_shape or not all(isinstance(d, int) and d > 0 for d in self.key_shape):
             raise DefinitionError(
@@ -135,8 +137,6 @@ class _ImplFunction:
 
 def _registered_function(impl_name: str, field: str) -> Any:
     """The function ``field`` of the registered impl ``impl_name``'s JAX impl."""
-    from jext.random._api import get_impl  # _api imports this module
-
-    impl = get_impl(impl_name)
+    impl = _host.host().rng_impl(impl_name)
     impl.jax_impl  # noqa: B018 (made on first use)
     return impl._jax_functions[field]
