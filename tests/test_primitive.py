@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -73,6 +74,43 @@ def test_var_keyword_and_reserved_params_are_rejected() -> None:
         jext.primitive("tests.var_kw")(lambda x, /, **kw: x)
     with pytest.raises(jext.DefinitionError, match="reserved"):
         jext.primitive("tests.reserved")(lambda x, /, *, jext_tree=None: x)
+
+
+def _divide() -> tuple[Any, list[float]]:
+    """A fresh ``divide(x, /, *, d)`` and the list of ``d`` its reference was traced with."""
+    traced: list[float] = []
+
+    @jext.primitive("tests.divide_by_static")
+    def divide(x: jax.Array, /, *, d: float) -> jax.Array:
+        traced.append(d)
+        return x / d
+
+    return divide, traced
+
+
+def test_static_float_params_are_told_apart_by_sign_of_zero() -> None:
+    """``0.0 == -0.0``, but ``x / -0.0`` is ``-inf``: asked after ``d=0.0``, ``d=-0.0``
+    gets its own abstract evaluation, compiled impl and jaxpr param, eagerly and under jit."""
+    divide, _ = _divide()
+    ones = jnp.ones(2, jnp.float32)
+    np.testing.assert_array_equal(divide(ones, d=0.0), [np.inf, np.inf])
+    np.testing.assert_array_equal(divide(ones, d=-0.0), [-np.inf, -np.inf])
+    np.testing.assert_array_equal(jax.jit(lambda v: divide(v, d=0.0))(ones), [np.inf, np.inf])
+    np.testing.assert_array_equal(jax.jit(lambda v: divide(v, d=-0.0))(ones), [-np.inf, -np.inf])
+    jaxpr = jax.make_jaxpr(lambda v: divide(v, d=-0.0))(ones)
+    (eqn,) = jaxpr.jaxpr.eqns
+    assert np.signbit(eqn.params["d"].value)
+    np.testing.assert_array_equal(jax.extend.core.jaxpr_as_fun(jaxpr)(ones)[0], [-np.inf, -np.inf])
+
+
+def test_a_nan_static_param_is_one_cache_entry_not_one_per_object() -> None:
+    """``nan != nan``: keyed by value, every new nan object would trace and compile again."""
+    divide, traced = _divide()
+    ones = jnp.ones(2, jnp.float32)
+    for _ in range(3):
+        assert np.isnan(divide(ones, d=float("nan"))).all()
+        assert np.isnan(jax.jit(lambda v: divide(v, d=float("nan")))(ones)).all()
+    assert len(traced) == 2  # the abstract evaluation and the compiled impl, once each
 
 
 def test_unhashable_static_param_names_primitive_and_param() -> None:
