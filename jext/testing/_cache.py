@@ -120,7 +120,7 @@ def _prepare(folder: Path) -> tuple[Path, Path]:
         pass  # not a folder: said below
     except OSError as exc:
         raise _Unusable(f"cannot create it: {_reason(exc)}") from None
-    _check_private(folder)
+    _check_private(folder, "it")
     for name, text in {
         ".gitignore": "# Created by jext check: compiled programs, safe to delete.\n*\n",
         "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# jext check's cache\n",
@@ -139,23 +139,24 @@ def _prepare(folder: Path) -> tuple[Path, Path]:
             pass  # not a folder: said below
         except OSError as exc:
             raise _Unusable(f"cannot create {sub.name}: {_reason(exc)}") from None
-        _check_private(sub)
+        _check_private(sub, sub.name)
     return subfolders
 
 
-def _check_private(path: Path) -> None:
-    """Raise :class:`_Unusable` unless ``path`` is a real folder that only its owner, the
-    user running this, can write to (group- or world-writable ones are refused)."""
+def _check_private(path: Path, called: str) -> None:
+    """Raise :class:`_Unusable` unless ``path`` (``called`` so in the message) is a real
+    folder that only its owner, the user running this, can write to (group- or
+    world-writable ones are refused)."""
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
-        raise _Unusable(f"{path} is a symbolic link")
+        raise _Unusable(f"{called} is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
-        raise _Unusable(f"{path} is not a folder")
+        raise _Unusable(f"{called} is not a folder")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise _Unusable(f"{path} is owned by uid {info.st_uid}, not by this user ({os.getuid()})")
+        raise _Unusable(f"{called} is owned by uid {info.st_uid}, not by this user ({os.getuid()})")
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise _Unusable(
-            f"{path} is writable by others (mode {stat.S_IMODE(info.st_mode):04o}; "
+            f"{called} is writable by others (mode {stat.S_IMODE(info.st_mode):04o}; "
             "chmod go-w, or delete it)"
         )
 
@@ -166,7 +167,7 @@ def _write_new(path: Path, data: bytes) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     except FileExistsError:
         if os.path.islink(path):
-            raise _Unusable(f"{path} is a symbolic link") from None
+            raise _Unusable(f"its {path.name} is a symbolic link") from None
         return
     except OSError as exc:
         raise _Unusable(f"cannot write in it: {_reason(exc)}") from None
