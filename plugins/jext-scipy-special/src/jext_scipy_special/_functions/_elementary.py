@@ -112,10 +112,11 @@ def exp10(x: ArrayLike) -> jax.Array:
 def cbrt(x: ArrayLike) -> jax.Array:
     """Real cube root, mirroring ``scipy.special.cbrt``.  Differentiable (not at 0).
 
-    Correctly rounded on every platform (but within about ``1e-8`` ulp of a halfway
-    point): XLA's ``cbrt`` is only a first guess, up to 3 ulp off in float64 on some CPUs
-    (an AVX-512 Xeon, jax 0.10.2) and 115 ulp near the subnormals in older JAX, and one
-    Newton step on an accurate residual ``y^3 - x`` corrects it.
+    Correctly rounded (but within about ``1e-8`` ulp of a halfway point) whatever XLA's
+    own ``cbrt`` rounds: that is only a first guess, up to 3 ulp off in float64 on some
+    CPUs (an AVX-512 Xeon, jax 0.10.2) and 115 ulp near the subnormals in older JAX, and
+    one Newton step on an accurate residual ``y^3 - x`` corrects any guess within a few
+    ulp (checked on XLA:CPU).
     A subnormal ``x`` (XLA on CPU reads it as 0) is ``m 2^-1074`` (float32: ``2m 2^-150``)
     with the integer ``m`` from its bits, and its root ``cbrt(m) 2^-358`` (``cbrt(2m)
     2^-50``): ``cbrt(5e-324) = 1.7e-108`` as SciPy's, not 0.
