@@ -188,8 +188,8 @@ def _pyproject(sel: Selection) -> str:
 
 def _class_name(name: str) -> str:
     """The stub class of the primitive ``name``, one per name: a prefix-free code keeps
-    ``clash.a_b`` (``_clash__a_0b``) and ``clash.a.b`` (``_clash__a__b``) apart, where
-    mapping both ``.`` and ``_`` to ``_`` gave both one class."""
+    ``clash.a_b`` (``_clash__a_0b``) and ``clash.a.b`` (``_clash__a__b``) apart (mapping
+    both ``.`` and ``_`` to ``_`` would give the two one class, and one signature)."""
     return "_" + "".join({".": "__", "_": "_0"}.get(c, c) for c in name)
 
 

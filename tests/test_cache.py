@@ -229,8 +229,8 @@ def test_a_folder_of_another_user_is_not_used(
 
 
 def test_links_are_never_followed(tmp_path: Path) -> None:
-    """Neither a linked folder nor a dangling ``CACHEDIR.TAG`` link, which was written
-    through (creating a file wherever it pointed)."""
+    """Neither a linked folder nor a dangling ``CACHEDIR.TAG`` link (writing through it
+    would create a file wherever it points)."""
     real = tmp_path / "real"
     real.mkdir(mode=0o700)
     (tmp_path / "link").symlink_to(real)
@@ -264,8 +264,8 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch) -
 def test_a_changed_or_moved_answer_is_asked_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eight changed bytes made the answer 1e300, served as truth; each answer is now
-    stored with the digest of its key and bytes."""
+    """Each answer is stored with the digest of its key and bytes: eight changed bytes
+    (an answer of 1e300) or another key's file is asked again, never served as truth."""
     monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
     cache, calls = tmp_path / "cache", []
 

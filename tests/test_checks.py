@@ -360,8 +360,8 @@ def test_cli_check_exit_code_and_unknown_names(capsys: pytest.CaptureFixture[str
 def test_an_empty_platform_or_check_list_is_an_error_not_a_pass(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """``--platforms ""`` lowered for no platform and passed everything, a wrong cpu rule
-    included: an empty selection is a usage error (the API: ValueError)."""
+    """``--platforms ""`` would lower for no platform and pass everything, a wrong cpu
+    rule included: an empty selection is a usage error (the API: ValueError)."""
     wrong = make("empty_platforms", lambda x, /: x + x)
     wrong.def_lowering(lambda x: 3 * x, platform="cpu")
     with pytest.raises(AssertionError, match="lowering"):

@@ -251,7 +251,7 @@ def test_the_subprocess_imports_nothing_from_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``python -m`` puts the current folder first on the path: a ``jax.py`` lying there
-    was imported by the sharding subprocess in place of JAX."""
+    would be imported by the sharding subprocess in place of JAX."""
     marker = tmp_path / "planted-jax-ran"
     (tmp_path / "jax.py").write_text(
         f"open({str(marker)!r}, 'w').close()\nraise ImportError('the planted jax.py')\n"

@@ -109,8 +109,8 @@ def _registry_with(plugins: dict[str, object], monkeypatch: pytest.MonkeyPatch) 
 def test_names_that_differ_only_in_dot_or_underscore_get_their_own_classes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``clash.a_b`` and ``clash.a.b`` both got class ``_clash_a_b``: mypy --strict then
-    checked one's call against the other's signature."""
+    """``clash.a_b`` and ``clash.a.b`` get a class each: with one class for both, mypy
+    --strict would check a call of one against the other's signature."""
 
     @jext.primitive("clash.a_b")
     def a_b(x: jax.Array, /) -> jax.Array:
@@ -138,7 +138,8 @@ def test_names_that_differ_only_in_dot_or_underscore_get_their_own_classes(
 
 
 def test_any_plugin_name_is_written_as_valid_toml(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A plugin named ``say"hi`` (entry-point names may hold quotes) made invalid TOML."""
+    """Plugin names are written as TOML strings, quotes and backslashes escaped (an
+    entry-point name may hold them: ``say"hi``)."""
     odd = ['say"hi', "back\\slash", "tab\there", "ünï"]
     reg = _registry_with({name: object() for name in odd}, monkeypatch)
     pyproject = tomllib.loads(generate(reg, plugins=odd)["pyproject.toml"])
