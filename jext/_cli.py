@@ -357,7 +357,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EXIT_CODES,
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p_list = sub.add_parser("list", help="list plugins, primitives, RNG impls and SciPy wrappers")
+    p_list = sub.add_parser(
+        "list", help="list plugins, primitives, RNG impls and SciPy wrappers", epilog=_EXIT_CODES
+    )
     p_list.add_argument("--json", action="store_true", help="print one JSON object")
     p_list.set_defaults(run=_cmd_list)
     p_check = sub.add_parser(
