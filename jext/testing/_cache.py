@@ -152,7 +152,9 @@ def _check_private(path: Path, called: str) -> None:
         raise _Unusable(f"{called} is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
         raise _Unusable(f"{called} is not a folder")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+    if not hasattr(os, "getuid"):
+        return  # no POSIX owners and modes (Windows): the folder's ACLs are the user's
+    if info.st_uid != os.getuid():
         raise _Unusable(f"{called} is owned by uid {info.st_uid}, not by this user ({os.getuid()})")
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise _Unusable(
