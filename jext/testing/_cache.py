@@ -129,7 +129,8 @@ def _prepare(folder: Path) -> tuple[Path, Path]:
     # Markers already there prove nothing about the space left: one small write does.
     probe = folder / f".probe.{os.getpid()}.{threading.get_ident()}"
     _write_new(probe, b"jext\n")
-    probe.unlink()
+    with contextlib.suppress(OSError):
+        probe.unlink()
     tag = _host_tag()
     subfolders = folder / f"xla-{tag}", folder / f"oracle-{tag}"
     for sub in subfolders:
@@ -147,7 +148,10 @@ def _check_private(path: Path, called: str) -> None:
     """Raise :class:`_Unusable` unless ``path`` (``called`` so in the message) is a real
     folder that only its owner, the user running this, can write to (group- or
     world-writable ones are refused)."""
-    info = os.lstat(path)
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise _Unusable(f"cannot look at {called}: {_reason(exc)}") from None
     if stat.S_ISLNK(info.st_mode):
         raise _Unusable(f"{called} is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
