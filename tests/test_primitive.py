@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import struct
 from typing import Any
 
 import jax
@@ -14,6 +15,7 @@ import pytest
 import jext
 import jext.lowering
 from jext.primitives import defined_primitives
+from jext.primitives._core import StaticParam, typed_key
 from tests import prims
 
 X = jnp.linspace(-1.0, 1.0, 4, dtype=jnp.float32)
@@ -111,6 +113,19 @@ def test_a_nan_static_param_is_one_cache_entry_not_one_per_object() -> None:
         assert np.isnan(divide(ones, d=float("nan"))).all()
         assert np.isnan(jax.jit(lambda v: divide(v, d=float("nan")))(ones)).all()
     assert len(traced) == 2  # the abstract evaluation and the compiled impl, once each
+
+
+def test_static_params_are_keyed_by_their_bits() -> None:
+    """One key per bit pattern: each nan payload its own, equal for every object of it;
+    the two zeros apart, in numpy's float types as in Python's."""
+    quiet, payload = (
+        struct.unpack("<d", struct.pack("<Q", b))[0] for b in (0x7FF8 << 48, (0x7FF8 << 48) | 1)
+    )
+    assert typed_key(quiet) == typed_key(float("nan")) != typed_key(payload)
+    assert hash(StaticParam(float("nan"))) == hash(StaticParam(float("nan")))
+    for zero in (0.0, np.float32(0.0), np.float64(0.0), complex(0.0, 0.0)):
+        assert typed_key(zero) != typed_key(-zero)
+    assert typed_key(np.float32(1.0)) != typed_key(1.0) != typed_key(1)
 
 
 def test_unhashable_static_param_names_primitive_and_param() -> None:
