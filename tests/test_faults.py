@@ -147,7 +147,9 @@ def test_a_pipe_the_reader_closed_ends_quietly_in_a_real_process(command: str) -
         process.stdout.close()  # the reader is gone before the first write
         err = process.stderr.read().decode()
         assert process.wait(timeout=300) == EXIT_BROKEN_PIPE, err
-    assert err == ""
+    # Nothing of jext's or Python's (JAX may have its own say on some machines).
+    for noise in ("jext", "Traceback", "BrokenPipe", "Broken pipe", "Exception ignored"):
+        assert noise not in err, err
 
 
 # --- the cache folder ----------------------------------------------------------------------------
@@ -262,5 +264,7 @@ def test_a_full_disk(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     out, err = done.stdout, done.stderr
     assert done.returncode == EXIT_OK, err
-    _one_line(err, f"jext check: warning: not using the cache folder {folder}: cannot write in it")
+    assert "Traceback" not in err, err
+    ours = "".join(line for line in err.splitlines(keepends=True) if line.startswith("jext"))
+    _one_line(ours, f"jext check: warning: not using the cache folder {folder}: cannot write in it")
     assert "1 passed, 0 failed" in out
