@@ -1,4 +1,12 @@
-"""The ``jext`` command line: ``jext list`` shows what the installed plugins provide."""
+"""The ``jext`` command line: ``jext list`` shows what the installed plugins provide.
+
+Exit codes (the parser's help prints them): 0 success; 1 the answer is no (a check
+failed, the stubs are out of date, a plugin is broken under ``JEXT_STRICT=1``); 2 bad
+usage or input (argparse's code: an unknown option, name or plugin, an empty list, an
+unreadable input file); 3 the environment (an output that cannot be written, a full
+disk); 141 standard output closed early (``jext list | head``), quietly, as a command
+killed by SIGPIPE reports in the shell.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +19,38 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
-from jext._errors import JextError
+from jext._errors import JextError, PluginError
 from jext._registry import ENV_STRICT, Registry, env_flag, registry
 from jext.scipy._scopes import ScopeEntry, coverage
 from jext.scipy._scopes import entries as scipy_entries
 
-__all__ = ["listing", "main"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_ENVIRONMENT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "listing",
+    "main",
+]
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+"""A check failed, the stubs are out of date, or a plugin is broken under JEXT_STRICT=1."""
+EXIT_USAGE: Final = 2
+"""Bad usage or input, argparse's code: an unknown name, plugin or option, an empty list."""
+EXIT_ENVIRONMENT: Final = 3
+"""The environment: an output that cannot be written, a full disk."""
+EXIT_BROKEN_PIPE: Final = 141
+"""Standard output was closed early: 128 + SIGPIPE, as the shell reports such a command."""
+
+_EXIT_CODES = (
+    "exit codes: 0 success; 1 a check failed (stubgen --check: the stubs are out of date; "
+    "list: a broken plugin under JEXT_STRICT=1); 2 bad usage or input; 3 an environment "
+    "error (an output that cannot be written, a full disk); 141 standard output closed early"
+)
 
 
 def listing(reg: Registry) -> dict[str, list[dict[str, Any]]]:
@@ -224,18 +256,27 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     failed = [p["name"] for p in data["plugins"] if p["status"] == "error"]
     if failed and env_flag(os.environ.get(ENV_STRICT)):
         print(f"jext list: {ENV_STRICT}=1 and plugin(s) failed to load: {failed}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _csv(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        # An empty selection would run nothing and pass: an error, not "all".
+        raise argparse.ArgumentTypeError("an empty list selects nothing; omit the option for all")
+    return names
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     # The checks load only for `jext check`.
     from jext.testing._api import KIND_CHECKS, run_checks  # noqa: PLC0415
-    from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir  # noqa: PLC0415
+    from jext.testing._cache import (  # noqa: PLC0415
+        ENV_NO_CACHE,
+        CacheWarning,
+        check_cache_in,
+        default_cache_dir,
+    )
     from jext.testing._report import CheckResult, format_table, summary_line  # noqa: PLC0415
 
     err = sys.stderr
@@ -248,7 +289,14 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     cache: Path | None = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     if args.no_cache or (not args.cache_dir and env_flag(os.environ.get(ENV_NO_CACHE))):
         cache = None
-    with warnings.catch_warnings(), check_cache_in(cache):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(warnings.catch_warnings())
+        # A cache folder that is not safe or not usable: one line, and the checks run.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CacheWarning)
+            stack.enter_context(check_cache_in(cache))
+        for warning in caught:
+            print(f"jext check: warning: {warning.message}", file=err)
         warnings.simplefilter("ignore")  # broken plugins are reported as failures below
         try:
             reports = run_checks(
@@ -261,7 +309,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             )
         except JextError as exc:
             print(f"jext check: {exc}", file=err)
-            return 2
+            return EXIT_USAGE
     unchecked = [r.name for r in reports if r.status == "unchecked"]
     if unchecked:  # not a failure: the exit code stays 0, the user is told
         print(
@@ -284,7 +332,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print(format_table(reports, KIND_CHECKS), file=out)
         print(f"\n{summary_line(reports)}", file=out)
-    return 0 if all(r.ok for r in reports) else 1
+    return EXIT_OK if all(r.ok for r in reports) else EXIT_FAILED
 
 
 def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
@@ -296,33 +344,44 @@ def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a broken plugin simply provides nothing to stub
         if args.check:
-            problems = check(folder)
+            try:
+                problems = check(folder)
+            except ValueError as exc:  # a pyproject.toml cut short or not jext stubgen's
+                print(f"jext stubgen: {exc}", file=sys.stderr)
+                return EXIT_USAGE
             for line in problems:
                 print(f"  {line}", file=out)
             verdict = "out of date: run `jext stubgen" if problems else "current"
             extra = f" --out {shown}`" if problems else ""
             print(f"the stubs in {shown} are {verdict}{extra}", file=out)
-            return 1 if problems else 0
+            return EXIT_FAILED if problems else EXIT_OK
         try:
             written = write(folder, plugins=args.plugin)
-        except JextError as exc:  # an unknown --plugin
-            print(f"jext stubgen: {exc}", file=sys.stderr)
-            return 2
+        except OSError as exc:
+            where = exc.filename or folder
+            print(f"jext stubgen: cannot write the stubs: {exc.strerror}: {where}", file=sys.stderr)
+            return EXIT_ENVIRONMENT
     print(f"wrote {len(written)} files of the jext-stubs package to {shown}", file=out)
     print(f"install them with: pip install {shown}", file=out)
-    return 0
+    return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="jext", description="Inspect and check the jext plugins installed here."
+        prog="jext",
+        description="Inspect and check the jext plugins installed here.",
+        epilog=_EXIT_CODES,
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p_list = sub.add_parser("list", help="list plugins, primitives, RNG impls and SciPy wrappers")
+    p_list = sub.add_parser(
+        "list", help="list plugins, primitives, RNG impls and SciPy wrappers", epilog=_EXIT_CODES
+    )
     p_list.add_argument("--json", action="store_true", help="print one JSON object")
     p_list.set_defaults(run=_cmd_list)
     p_check = sub.add_parser(
-        "check", help="check every registered rule: JVPs, transposes, batching, lowerings..."
+        "check",
+        help="check every registered rule: JVPs, transposes, batching, lowerings...",
+        epilog=_EXIT_CODES,
     )
     p_check.add_argument(
         "names",
@@ -362,7 +421,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_check.set_defaults(run=_cmd_check)
     p_stub = sub.add_parser(
-        "stubgen", help="write a partial stub package typing the installed plugins' names"
+        "stubgen",
+        help="write a partial stub package typing the installed plugins' names",
+        epilog=_EXIT_CODES,
     )
     p_stub.add_argument("--out", default="stubs", help="folder to write into (default: stubs)")
     p_stub.add_argument(
@@ -381,11 +442,50 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the ``jext`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
-    args = _parser().parse_args(argv)
-    with _fewer_collections():
-        code: int = args.run(args, out or sys.stdout)
+    """Run the ``jext`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+
+    A failure the user can cause ends in one line on stderr naming the cause, with the
+    exit codes of the module docstring; a closed standard output ends quietly.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or bad usage (argparse printed why)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    stream = out or sys.stdout
+    name = f"jext {args.command}"
+    try:
+        with _fewer_collections():
+            code: int = args.run(args, stream)
+        stream.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        if stream is sys.stdout:
+            _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except PluginError as exc:  # a broken plugin under JEXT_STRICT=1 is a failure
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except JextError as exc:  # an unknown name or plugin, say
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # an output that cannot be written, a full disk
+        where = f": {exc.filename}" if exc.filename else " (writing standard output)"
+        print(f"{name}: {exc.strerror or exc}{where}", file=sys.stderr)
+        if stream is sys.stdout:
+            try:
+                stream.flush()
+            except OSError:
+                _silence_stdout()
+        return EXIT_ENVIRONMENT
     return code
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device: Python flushes it at exit, and writing
+    to the closed pipe again would print a second error (as pytest and pip do)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @contextlib.contextmanager

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeGuard
 
@@ -625,6 +627,29 @@ def eval_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     return out
 
 
+def _cbrt_probe_points() -> np.ndarray:
+    significands = np.random.default_rng(0).uniform(1.0, 8.0, 1000)
+    return np.concatenate(
+        [10.0 ** np.linspace(-300.0, 300.0, 4001), np.linspace(-9.0, 9.0, 999), significands]
+    )
+
+
+def _is_nearest_cbrt(x: float, y: float) -> bool:
+    """Whether ``y`` is the float64 nearest ``cbrt(x)``, decided in exact arithmetic.
+
+    Cubing is monotonic, so it is iff ``x`` lies between the cubes of the midpoints from
+    ``y`` to its neighbours (a cube root is never exactly halfway between two floats).
+    """
+    if x == 0.0 or not math.isfinite(x):
+        return y == x
+    if (x < 0.0) != (y < 0.0):
+        return False
+    x, y = abs(x), abs(y)
+    lower = (Fraction(math.nextafter(y, 0.0)) + Fraction(y)) / 2
+    upper = (Fraction(y) + Fraction(math.nextafter(y, math.inf))) / 2
+    return lower**3 < Fraction(x) < upper**3
+
+
 # --- version switches ----------------------------------------------------------------
 # Every difference between the JAX releases jext supports (pyproject: jax>=0.8,<0.12) is
 # one function (or typed name) here, named for what it does; its docstring names the
@@ -738,11 +763,22 @@ def random_exponential_takes_out_sharding() -> bool:
     return JAX_VERSION >= (0, 10, 1)
 
 
+@functools.cache
 def xla_cbrt_is_correctly_rounded() -> bool:
-    """Whether ``jnp.cbrt`` rounds float64 correctly on the CPU.
+    """Whether XLA:CPU's float64 ``cbrt`` (``jnp.cbrt``) rounds correctly on this machine.
 
-    Measured: jax 0.10.2 agrees with ``numpy.cbrt`` everywhere; jax 0.8.3 and 0.9.2 miss it
-    by up to 115 ulp (2.6e-14 relative).  Releases between 0.9.2 and 0.10.2 are taken to be
-    the older kind.
+    A probe, not a version test, measured once per process: the answer depends on the
+    CPU as well as on JAX.  jax 0.8.3 and 0.9.2 miss by up to 115 ulp near the subnormals;
+    jax 0.10.2 rounds correctly on some CPUs and misses by up to 3 ulp on an AVX-512 Xeon
+    (``cbrt(7.94e-75)``), where XLA picks another vector implementation.  Each result on
+    a sample spanning the float64 range (and the significands of ``[1, 8)``) is checked
+    exactly against the midpoints to its neighbours, the ones that differ from
+    ``numpy.cbrt`` first.  Computed on the CPU backend with x64 on, eagerly even when
+    asked inside a trace.
     """
-    return JAX_VERSION >= (0, 10, 2)
+    x = _cbrt_probe_points()
+    cpu = jax.devices("cpu")[0]
+    with jax.enable_x64(True), jax.ensure_compile_time_eval():
+        got = np.asarray(jax.numpy.cbrt(jax.device_put(x, cpu)))
+    first = np.argsort(got == np.cbrt(x), kind="stable")
+    return all(_is_nearest_cbrt(float(x[i]), float(got[i])) for i in first)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import keyword
 import tomllib
 import types
@@ -95,11 +96,9 @@ def check(out: Path, reg: Registry | None = None) -> list[str]:
     pyproject = out / "pyproject.toml"
     if not pyproject.is_file():
         return [f"{out} holds no stub package (no pyproject.toml)"]
-    recorded = tomllib.loads(pyproject.read_text()).get("tool", {}).get("jext-stubs", {})
-    plugins = recorded.get("plugins")
+    plugins, made_from = _recorded(pyproject)
     fresh = generate(reg, plugins=plugins)
     problems = []
-    made_from: dict[str, str] = recorded.get("made-from", {})
     now = tomllib.loads(fresh["pyproject.toml"])["tool"]["jext-stubs"]["made-from"]
     for dist in sorted({*made_from, *now}):
         if made_from.get(dist) != now.get(dist):
@@ -112,6 +111,32 @@ def check(out: Path, reg: Registry | None = None) -> list[str]:
         elif path.read_text() != text:
             problems.append(f"{relative}: differs from what the installed plugins give")
     return problems
+
+
+def _recorded(pyproject: Path) -> tuple[list[str] | None, dict[str, str]]:
+    """The plugins and versions a stub package's ``pyproject.toml`` records.
+
+    Raises ValueError naming the file where it is not TOML (cut short, say) or its
+    ``[tool.jext-stubs]`` table does not have the types ``jext stubgen`` writes.
+    """
+    try:
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{pyproject} is not valid TOML: {exc}") from None
+    recorded = table.get("tool", {}).get("jext-stubs", {})
+    plugins = recorded.get("plugins") if isinstance(recorded, dict) else None
+    made_from = recorded.get("made-from", {}) if isinstance(recorded, dict) else None
+    if (
+        not isinstance(recorded, dict)
+        or not (plugins is None or _all_str(plugins))
+        or not (isinstance(made_from, dict) and _all_str([*made_from, *made_from.values()]))
+    ):
+        raise ValueError(f"{pyproject}: [tool.jext-stubs] is not what `jext stubgen` writes")
+    return plugins, made_from
+
+
+def _all_str(values: object) -> bool:
+    return isinstance(values, list) and all(isinstance(v, str) for v in values)
 
 
 def generate(
@@ -136,8 +161,11 @@ def generate(
 
 
 def _pyproject(sel: Selection) -> str:
-    made_from = ", ".join(f'"{d}" = "{v}"' for d, v in sel.versions().items())
-    plugins = "" if sel.plugins is None else f"plugins = {list(sel.plugins)!r}\n".replace("'", '"')
+    made_from = ", ".join(
+        f"{_toml_string(d)} = {_toml_string(v)}" for d, v in sel.versions().items()
+    )
+    names = ", ".join(_toml_string(p) for p in sel.plugins or ())
+    plugins = "" if sel.plugins is None else f"plugins = [{names}]\n"
     return (
         "# Install with `pip install ./<this folder>`; mypy then prefers these stubs.\n"
         "[build-system]\n"
@@ -156,6 +184,18 @@ def _pyproject(sel: Selection) -> str:
         f"made-from = {{ {made_from} }}\n"
         f"{plugins}"
     )
+
+
+def _class_name(name: str) -> str:
+    """The stub class of the primitive ``name``, one per name: a prefix-free code keeps
+    ``clash.a_b`` (``_clash__a_0b``) and ``clash.a.b`` (``_clash__a__b``) apart (mapping
+    both ``.`` and ``_`` to ``_`` would give the two one class, and one signature)."""
+    return "_" + "".join({".": "__", "_": "_0"}.get(c, c) for c in name)
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes are TOML's, ``\\uXXXX`` included)."""
+    return json.dumps(text)
 
 
 def _reexports(module: types.ModuleType, skip: set[str]) -> list[str]:
@@ -188,7 +228,7 @@ def _facade_stub(sel: Selection) -> str:
     for name, prim in reg.primitives().items():
         if not sel.includes(owners[name]):
             continue
-        cls = "_" + "".join(c if c.isalnum() else "_" for c in name)
+        cls = _class_name(name)
         signature = _render_signature(prim.reference, imports)
         classes += [
             f"class {cls}(RegisteredPrimitive):",

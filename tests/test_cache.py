@@ -4,7 +4,9 @@ report (a wrong rule fails warm as it does cold)."""
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import platform
 import sys
 from pathlib import Path
@@ -148,7 +150,7 @@ def test_fast_answers_and_other_kinds_are_not_kept_and_a_cut_file_is_asked_again
         return np.sin(v), np.cos(v)
 
     def kept() -> list[Path]:
-        return sorted(cache.glob("oracle-*/*/*.npy"))
+        return sorted(cache.glob("oracle-*/*/*.answer"))
 
     with check_cache_in(cache):
         cached_oracle(sine, "sine")(x)  # microseconds: cheaper to ask again
@@ -189,3 +191,115 @@ def test_a_wrong_wrapper_fails_with_oracle_values_read_back_as_it_did_asking_the
     # The second run asked the oracle nothing: every answer was read back.
     assert oracles.calls[-1] == "end of run" and oracles.calls.count("end of run") == 2
     assert oracles.calls.index("end of run") == len(oracles.calls) - 2
+
+
+# --- a folder that is not safe or not usable: a warning, and no cache -------------------------
+
+
+def _unused(folder: Path, match: str) -> None:
+    """``check_cache_in(folder)`` warns (``match``) and runs the block without a cache."""
+    with pytest.warns(_cache.CacheWarning, match=match), check_cache_in(folder) as host:
+        assert host is None
+        assert jax.config.jax_compilation_cache_dir is None
+
+
+def test_a_folder_others_can_write_to_is_not_used(tmp_path: Path) -> None:
+    """JAX runs what it reads back: a folder another user could have filled is refused,
+    as ssh refuses a group- or world-writable ``~/.ssh``."""
+    for mode in (0o777, 0o770, 0o702):
+        cache = tmp_path / f"cache-{mode:o}"
+        cache.mkdir()
+        cache.chmod(mode)
+        _unused(cache, rf"writable by others \(mode 0{mode:o}")
+        assert list(cache.iterdir()) == []  # nothing read, nothing written
+    private = tmp_path / "private"
+    private.mkdir(mode=0o755)
+    with check_cache_in(private) as host:  # readable by others is fine
+        assert host is not None
+
+
+def test_a_folder_of_another_user_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    owner = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: owner + 1)
+    _unused(cache, f"owned by uid {owner}, not by this user")
+
+
+def test_links_are_never_followed(tmp_path: Path) -> None:
+    """Neither a linked folder nor a dangling ``CACHEDIR.TAG`` link (writing through it
+    would create a file wherever it points)."""
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    _unused(tmp_path / "link", "is a symbolic link")
+    assert list(real.iterdir()) == []
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    outside = tmp_path / "outside" / "planted"
+    outside.parent.mkdir()
+    (cache / "CACHEDIR.TAG").symlink_to(outside)
+    _unused(cache, r"CACHEDIR\.TAG is a symbolic link")
+    assert not outside.exists()
+
+
+def test_a_folder_nothing_can_be_created_in_is_not_used(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    _unused(tmp_path / "file" / "cache", "cannot create it")
+    _unused(tmp_path / "file", "is not a folder")
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The XDG spec: relative paths are invalid and ignored (it would name a folder under
+    whatever the current directory is)."""
+    monkeypatch.delenv("JEXT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative-cache")
+    assert _cache.default_cache_dir() == Path.home() / ".cache" / "jext"
+    monkeypatch.setenv("XDG_CACHE_HOME", "/abs/cache")
+    assert _cache.default_cache_dir() == Path("/abs/cache/jext")
+
+
+def test_a_changed_or_moved_answer_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each answer is stored with the digest of its key and bytes: eight changed bytes
+    (an answer of 1e300) or another key's file is asked again, never served as truth."""
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
+    cache, calls = tmp_path / "cache", []
+
+    def sine(v: Any) -> Any:
+        calls.append(np.shape(v))
+        return np.sin(v)
+
+    x, y = np.arange(3.0), np.arange(4.0)
+    with check_cache_in(cache):
+        ask = cached_oracle(sine, "sine")
+        ask(x), ask(y)
+    (file_x, file_y) = sorted(cache.glob("oracle-*/*/*.answer"), key=lambda p: p.stat().st_size)
+    file_x.write_bytes(file_x.read_bytes()[:-8] + np.float64(1e300).tobytes())
+    with check_cache_in(cache):
+        np.testing.assert_array_equal(cached_oracle(sine, "sine")(x), np.sin(x))
+    assert calls == [(3,), (4,), (3,)]
+    file_x.write_bytes(file_y.read_bytes())  # another key's answer, whole
+    with check_cache_in(cache):
+        np.testing.assert_array_equal(cached_oracle(sine, "sine")(x), np.sin(x))
+        np.testing.assert_array_equal(cached_oracle(sine, "sine")(x), np.sin(x))
+    assert calls == [(3,), (4,), (3,), (3,)]  # asked once, then read back
+
+
+def test_a_failed_write_leaves_no_part_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
+    cache = tmp_path / "cache"
+
+    def full(*args: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with check_cache_in(cache):
+        monkeypatch.setattr(_cache.os, "replace", full)
+        x = np.arange(3.0)
+        np.testing.assert_array_equal(cached_oracle(np.sin, "sine")(x), np.sin(x))
+    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == [".gitignore", "CACHEDIR.TAG"]

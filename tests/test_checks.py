@@ -371,6 +371,26 @@ def test_cli_check_exit_code_and_unknown_names(capsys: pytest.CaptureFixture[str
     assert cli_main(["check", "--checks", "bogus", "-q"]) == 2
 
 
+def test_an_empty_platform_or_check_list_is_an_error_not_a_pass(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--platforms ""`` would lower for no platform and pass everything, a wrong cpu
+    rule included: an empty selection is a usage error (the API: ValueError)."""
+    wrong = make("empty_platforms", lambda x, /: x + x)
+    wrong.def_lowering(lambda x: 3 * x, platform="cpu")
+    with pytest.raises(AssertionError, match="lowering"):
+        jext.testing.check_primitive(wrong, checks=["lowering"], platforms=["cpu"])
+    for selection in ({"platforms": []}, {"checks": []}):
+        with pytest.raises(ValueError, match="selects nothing"):
+            jext.testing.check_primitive(wrong, **selection)
+        with pytest.raises(ValueError, match="selects nothing"):
+            jext.testing.run_checks(["example.softplus"], **selection)
+    for option in ("--platforms", "--checks"):
+        for value in ("", " , "):
+            assert cli_main(["check", "example.softplus", option, value, "-q"]) == 2
+            assert "an empty list selects nothing" in capsys.readouterr().err
+
+
 def test_cli_check_takes_globs_and_plugins(capsys: pytest.CaptureFixture[str]) -> None:
     code = cli_main(["check", "example.s*", "example.cum?um", "--checks", "jit", "--json", "-q"])
     data = json.loads(capsys.readouterr().out)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import struct
 from typing import Any
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ import pytest
 import jext
 import jext.lowering
 from jext.primitives import defined_primitives
+from jext.primitives._core import StaticParam, typed_key
 from tests import prims
 
 X = jnp.linspace(-1.0, 1.0, 4, dtype=jnp.float32)
@@ -73,6 +76,56 @@ def test_var_keyword_and_reserved_params_are_rejected() -> None:
         jext.primitive("tests.var_kw")(lambda x, /, **kw: x)
     with pytest.raises(jext.DefinitionError, match="reserved"):
         jext.primitive("tests.reserved")(lambda x, /, *, jext_tree=None: x)
+
+
+def _divide() -> tuple[Any, list[float]]:
+    """A fresh ``divide(x, /, *, d)`` and the list of ``d`` its reference was traced with."""
+    traced: list[float] = []
+
+    @jext.primitive("tests.divide_by_static")
+    def divide(x: jax.Array, /, *, d: float) -> jax.Array:
+        traced.append(d)
+        return x / d
+
+    return divide, traced
+
+
+def test_static_float_params_are_told_apart_by_sign_of_zero() -> None:
+    """``0.0 == -0.0``, but ``x / -0.0`` is ``-inf``: asked after ``d=0.0``, ``d=-0.0``
+    gets its own abstract evaluation, compiled impl and jaxpr param, eagerly and under jit."""
+    divide, _ = _divide()
+    ones = jnp.ones(2, jnp.float32)
+    np.testing.assert_array_equal(divide(ones, d=0.0), [np.inf, np.inf])
+    np.testing.assert_array_equal(divide(ones, d=-0.0), [-np.inf, -np.inf])
+    np.testing.assert_array_equal(jax.jit(lambda v: divide(v, d=0.0))(ones), [np.inf, np.inf])
+    np.testing.assert_array_equal(jax.jit(lambda v: divide(v, d=-0.0))(ones), [-np.inf, -np.inf])
+    jaxpr = jax.make_jaxpr(lambda v: divide(v, d=-0.0))(ones)
+    (eqn,) = jaxpr.jaxpr.eqns
+    assert np.signbit(eqn.params["d"].value)
+    np.testing.assert_array_equal(jax.extend.core.jaxpr_as_fun(jaxpr)(ones)[0], [-np.inf, -np.inf])
+
+
+def test_a_nan_static_param_is_one_cache_entry_not_one_per_object() -> None:
+    """``nan != nan``: keyed by value, every new nan object would trace and compile again."""
+    divide, traced = _divide()
+    ones = jnp.ones(2, jnp.float32)
+    for _ in range(3):
+        assert np.isnan(divide(ones, d=float("nan"))).all()
+        assert np.isnan(jax.jit(lambda v: divide(v, d=float("nan")))(ones)).all()
+    assert len(traced) == 2  # the abstract evaluation and the compiled impl, once each
+
+
+def test_static_params_are_keyed_by_their_bits() -> None:
+    """One key per bit pattern: each nan payload its own, equal for every object of it;
+    the two zeros apart, in numpy's float types as in Python's."""
+    quiet, payload = (
+        struct.unpack("<d", struct.pack("<Q", b))[0] for b in (0x7FF8 << 48, (0x7FF8 << 48) | 1)
+    )
+    assert typed_key(quiet) == typed_key(float("nan")) != typed_key(payload)
+    assert hash(StaticParam(float("nan"))) == hash(StaticParam(float("nan")))
+    for zero in (0.0, np.float32(0.0), np.float64(0.0), complex(0.0, 0.0)):
+        assert typed_key(zero) != typed_key(-zero)
+    assert typed_key(np.float32(1.0)) != typed_key(1.0) != typed_key(1)
 
 
 def test_unhashable_static_param_names_primitive_and_param() -> None:

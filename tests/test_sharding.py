@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -244,6 +245,22 @@ def test_sharding_check_fails_an_all_gather_the_rule_promises_away(
     status, message = checked["shard.scan_traced"]
     assert status == "fail"
     assert "all-gathers, though the rule 'i j -> i j' lets this axis be split" in message
+
+
+def test_the_subprocess_imports_nothing_from_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the current folder first on the path: a ``jax.py`` lying there
+    would be imported by the sharding subprocess in place of JAX."""
+    marker = tmp_path / "planted-jax-ran"
+    (tmp_path / "jax.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nraise ImportError('the planted jax.py')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    softplus = jext.get_primitive("example.softplus")
+    result = jext.testing.check_sharding(softplus)["example.softplus"]
+    assert not marker.exists()
+    assert result.status == "pass", result.message
 
 
 def test_sharding_rules_are_listed_with_the_other_rules() -> None:

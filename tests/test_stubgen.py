@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import io
 import re
+import tomllib
 from pathlib import Path
 
 import jax
 import pytest
 from jax.typing import ArrayLike
 
-from jext._cli import main
+import jext
+from jext._cli import EXIT_ENVIRONMENT, EXIT_USAGE, main
+from jext._registry import Registry
 from jext._stubgen import _Imports, _render_type, generate
 
 
@@ -91,3 +94,80 @@ def test_array_like_is_written_by_its_public_name() -> None:
     special = generate()["jext-stubs/scipy/special.pyi"]
     assert "(x: jax.typing.ArrayLike) -> jax.Array: ..." in special
     assert "_src" not in special
+
+
+def _registry_with(plugins: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> Registry:
+    """A registry of jext's core and ``plugins`` (by name) only."""
+    monkeypatch.setenv("JEXT_DISABLE_PLUGIN_AUTOLOAD", "1")
+    reg = Registry()
+    for name, plugin in plugins.items():
+        reg.register(plugin, name)
+    reg.load()
+    return reg
+
+
+def test_names_that_differ_only_in_dot_or_underscore_get_their_own_classes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``clash.a_b`` and ``clash.a.b`` get a class each: with one class for both, mypy
+    --strict would check a call of one against the other's signature."""
+
+    @jext.primitive("clash.a_b")
+    def a_b(x: jax.Array, /) -> jax.Array:
+        return x
+
+    @jext.primitive("clash.a.b")
+    def a_dot_b(x: jax.Array, /, *, k: int) -> jax.Array:
+        return x
+
+    class Clash:
+        @jext.hookimpl
+        def jext_register_primitives(self, registry: jext.PrimitiveRegistrar) -> None:
+            registry.add(a_b)
+            registry.add(a_dot_b)
+
+    facade = generate(_registry_with({"clash": Clash()}, monkeypatch))["jext-stubs/__init__.pyi"]
+    returns = dict(
+        re.findall(r"def get_primitive\(name: Literal\['(clash\.[\w.]+)'\]\) -> (\w+)", facade)
+    )
+    assert set(returns) == {"clash.a_b", "clash.a.b"}
+    assert returns["clash.a_b"] != returns["clash.a.b"]
+    for cls in returns.values():
+        assert facade.count(f"class {cls}(") == 1
+    assert "def __call__(self, x: jax.Array, /, *, k: int) -> jax.Array" in facade
+
+
+def test_any_plugin_name_is_written_as_valid_toml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plugin names are written as TOML strings, quotes and backslashes escaped (an
+    entry-point name may hold them: ``say"hi``)."""
+    odd = ['say"hi', "back\\slash", "tab\there", "ünï"]
+    reg = _registry_with({name: object() for name in odd}, monkeypatch)
+    pyproject = tomllib.loads(generate(reg, plugins=odd)["pyproject.toml"])
+    assert pyproject["tool"]["jext-stubs"]["plugins"] == sorted(odd)
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("")
+    assert stubgen("--out", str(tmp_path / "file" / "stubs"))[0] == EXIT_ENVIRONMENT
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"jext stubgen: cannot write the stubs: Not a directory: {tmp_path / 'file' / 'stubs'}\n"
+    )
+
+
+def test_a_cut_short_or_foreign_pyproject_is_bad_input_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert stubgen("--out", str(tmp_path))[0] == 0
+    pyproject = tmp_path / "pyproject.toml"
+    whole = pyproject.read_text()
+    pyproject.write_text(whole[: whole.index("made-from") + 14])  # cut short
+    assert stubgen("--out", str(tmp_path), "--check")[0] == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"jext stubgen: {pyproject} is not valid TOML: ") and err.count("\n") == 1
+    pyproject.write_text('[tool.jext-stubs]\nplugins = "not a list"\n')
+    assert stubgen("--out", str(tmp_path), "--check")[0] == EXIT_USAGE
+    assert "is not what `jext stubgen` writes" in capsys.readouterr().err

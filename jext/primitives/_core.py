@@ -22,6 +22,7 @@ whose names start with ``jext_``:
 from __future__ import annotations
 
 import functools
+import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -112,11 +113,20 @@ class LruCache(Generic[K, V]):
 
 
 def typed_key(value: Any) -> Hashable:
-    """``value`` as a cache key in which ``2``, ``2.0`` and ``True`` differ."""
+    """``value`` as a cache key in which ``2``, ``2.0`` and ``True`` differ.
+
+    Floating-point numbers (and complex ones) are keyed by their bits: ``-0.0`` and
+    ``0.0`` are equal numbers with different results (``x / -0.0``), and a nan, unequal
+    to itself, would miss every cache; by its bits each nan payload is one key.
+    """
     if isinstance(value, tuple):
         return (tuple, tuple(typed_key(v) for v in value))
     if isinstance(value, frozenset):
         return (frozenset, frozenset(typed_key(v) for v in value))
+    if isinstance(value, float | complex):
+        return (type(value), struct.pack("<2d", value.real, value.imag))
+    if isinstance(value, np.inexact):
+        return (type(value), value.tobytes())
     return (type(value), value)
 
 
@@ -142,7 +152,7 @@ class StaticParam:
         return bool(self._key == typed_key(other))
 
     def __hash__(self) -> int:
-        return hash(self.value)
+        return hash(self._key)
 
     def __repr__(self) -> str:
         return repr(self.value)

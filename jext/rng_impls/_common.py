@@ -406,10 +406,13 @@ def bits_dtype(bit_width: int) -> np.dtype[np.unsignedinteger]:
 
 
 def seed_halves(seed: Array) -> tuple[Array, Array]:
-    """Low and high uint32 halves of an integer seed read as a 64-bit two's-complement value.
+    """Low and high uint32 halves of an integer seed.
 
-    A seed of a 32-bit (or narrower) signed type is sign-extended, so ``-1`` means
-    ``2**64 - 1`` whether or not 64-bit types are enabled.
+    A 64-bit seed is split as its two's-complement bits; a narrower one is its ``uint32``
+    value (a negative one modulo ``2**32``) zero-extended, as JAX's ``threefry_seed``
+    does.  So a seed in ``[2**31, 2**32)``, which JAX passes as ``int32`` without x64,
+    gives the same key with x64 on or off; ``-1`` is ``2**32 - 1`` without x64 and
+    ``2**64 - 1`` with it, as for JAX's own keys.
     """
     if seed.shape:
         raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
@@ -420,8 +423,6 @@ def seed_halves(seed: Array) -> tuple[Array, Array]:
         hi = lax.convert_element_type(
             lax.shift_right_logical(seed, jnp.asarray(32, seed.dtype)), U32
         )
-    elif jnp.issubdtype(seed.dtype, jnp.signedinteger):
-        hi = jnp.where(seed < 0, U32(MASK32), _ZERO)
     else:
         hi = jnp.zeros((), U32)
     return lo, hi

@@ -44,9 +44,14 @@ __all__ = [
 
 
 def validate_names(given: Sequence[str] | None, known: Sequence[str], what: str) -> list[str]:
-    """``given`` (default: all of ``known``), or UnknownNameError naming the first unknown."""
+    """``given`` (default: all of ``known``), or UnknownNameError naming the first unknown.
+
+    An empty ``given`` selects nothing, which would pass every check vacuously: ValueError.
+    """
     if given is None:
         return list(known)
+    if not given:
+        raise ValueError(f"an empty list of {what}s selects nothing; omit it to mean all")
     for name in given:
         if name not in known:
             hint = close_matches(name, known)
@@ -82,7 +87,11 @@ def check_primitive(
         prim = registry().get_primitive(prim)
     report = check_report(
         prim,
-        checks=validate_names(checks, SELECTABLE_CHECKS, "check") if checks else PRIMITIVE_CHECKS,
+        checks=(
+            PRIMITIVE_CHECKS
+            if checks is None
+            else validate_names(checks, SELECTABLE_CHECKS, "check")
+        ),
         platforms=validate_names(platforms, ALL_PLATFORMS, "platform"),
     )
     if not report.ok:
@@ -114,7 +123,9 @@ def run_checks(
     everything = list(dict.fromkeys(c for cs in KIND_CHECKS.values() for c in cs))
     # The sharding check runs only when named (a subprocess on 8 host devices).
     chosen = (
-        validate_names(checks, [*everything, SHARDING_CHECK], "check") if checks else everything
+        everything
+        if checks is None
+        else validate_names(checks, [*everything, SHARDING_CHECK], "check")
     )
     platforms = validate_names(platforms, ALL_PLATFORMS, "platform")
     if scipy_audit:

@@ -7,11 +7,14 @@ import contextlib
 import functools
 import hashlib
 import importlib.metadata
+import io
 import os
 import platform
+import stat
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,14 @@ from jax.experimental.compilation_cache import compilation_cache
 
 from jext._jax import config_value, set_config
 
-__all__ = ["ENV_CACHE_DIR", "ENV_NO_CACHE", "cached_oracle", "check_cache_in", "default_cache_dir"]
+__all__ = [
+    "ENV_CACHE_DIR",
+    "ENV_NO_CACHE",
+    "CacheWarning",
+    "cached_oracle",
+    "check_cache_in",
+    "default_cache_dir",
+]
 
 ENV_CACHE_DIR = "JEXT_CACHE_DIR"
 """Where ``jext check`` keeps compiled programs and oracle values (default:
@@ -52,18 +62,28 @@ class _Folder:
 _oracle_folder = _Folder()
 
 
+class CacheWarning(UserWarning):
+    """The cache folder is not safe or not usable: the checks run without it."""
+
+
+class _Unusable(Exception):
+    """Why a cache folder is not used (the message completes "not using the cache ...")."""
+
+
 def default_cache_dir() -> Path:
     """``$JEXT_CACHE_DIR``, else ``jext`` in the user's cache folder (``$XDG_CACHE_HOME``,
     else ``~/.cache``).
 
     JAX runs what it reads back from this folder, so it is the user's own, not the current
-    directory (which may be shared, such as /tmp).
+    directory (which may be shared, such as /tmp).  A relative ``$XDG_CACHE_HOME`` is
+    ignored, as the XDG Base Directory specification says: it would name a folder under
+    whatever the current directory is.
     """
     given = os.environ.get(ENV_CACHE_DIR)
     if given:
         return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "jext"
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "jext"
 
 
 def _host_tag() -> str:
@@ -80,23 +100,94 @@ def _host_tag() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def _prepare(folder: Path) -> tuple[Path, Path]:
     """``folder``, made private to the user, with the markers that keep it out of version
     control and backups (as pytest's own cache folder has); this host's subfolders for
-    compiled programs and for oracle values (NumPy and SciPy pick code by processor too)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    compiled programs and for oracle values (NumPy and SciPy pick code by processor too).
+
+    JAX executes what it reads back from here, so the folder is used only where nobody
+    else can have written to it, as ssh treats ``~/.ssh`` (and pip its cache): raises
+    :class:`_Unusable` where it or a subfolder is a symbolic link, not a folder, owned by
+    another user or writable by others, where a marker is a link, or where nothing can
+    be written (read-only, a full disk, a path under a regular file).
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:
+        pass  # not a folder: said below
+    except OSError as exc:
+        raise _Unusable(f"cannot create it: {_reason(exc)}") from None
+    _check_private(folder, "it")
     for name, text in {
         ".gitignore": "# Created by jext check: compiled programs, safe to delete.\n*\n",
         "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# jext check's cache\n",
     }.items():
-        marker = folder / name
-        if not marker.exists():
-            marker.write_text(text)
+        _write_new(folder / name, text.encode())
+    # Markers already there prove nothing about the space left: one small write does.
+    probe = folder / f".probe.{os.getpid()}.{threading.get_ident()}"
+    _write_new(probe, b"jext\n")
+    with contextlib.suppress(OSError):
+        probe.unlink()
     tag = _host_tag()
     subfolders = folder / f"xla-{tag}", folder / f"oracle-{tag}"
     for sub in subfolders:
-        sub.mkdir(exist_ok=True, mode=0o700)
+        try:
+            sub.mkdir(exist_ok=True, mode=0o700)
+        except FileExistsError:
+            pass  # not a folder: said below
+        except OSError as exc:
+            raise _Unusable(f"cannot create {sub.name}: {_reason(exc)}") from None
+        _check_private(sub, sub.name)
     return subfolders
+
+
+def _check_private(path: Path, called: str) -> None:
+    """Raise :class:`_Unusable` unless ``path`` (``called`` so in the message) is a real
+    folder that only its owner, the user running this, can write to (group- or
+    world-writable ones are refused)."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise _Unusable(f"cannot look at {called}: {_reason(exc)}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise _Unusable(f"{called} is a symbolic link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise _Unusable(f"{called} is not a folder")
+    if not hasattr(os, "getuid"):
+        return  # no POSIX owners and modes (Windows): the folder's ACLs are the user's
+    if info.st_uid != os.getuid():
+        raise _Unusable(f"{called} is owned by uid {info.st_uid}, not by this user ({os.getuid()})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise _Unusable(
+            f"{called} is writable by others (mode {stat.S_IMODE(info.st_mode):04o}; "
+            "chmod go-w, or delete it)"
+        )
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` with ``data`` unless it exists; never through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise _Unusable(f"its {path.name} is a symbolic link") from None
+        return
+    except OSError as exc:
+        raise _Unusable(f"cannot write in it: {_reason(exc)}") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise _Unusable(f"cannot write in it: {_reason(exc)}") from None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 @contextlib.contextmanager
@@ -107,14 +198,24 @@ def check_cache_in(folder: Path | None) -> Iterator[Path | None]:
 
     JAX's key for a program covers its HLO, the compile options and XLA flags, and the
     versions of jax, jaxlib and the backend, so a plugin changed since, or another JAX,
-    compiles afresh (oracle values: see :func:`cached_oracle`).  JAX's settings are
-    restored afterwards (``jext check`` runs in other programs' processes too, such as the
-    test suite's).
+    compiles afresh (oracle values: see :func:`cached_oracle`).  A folder that is not safe
+    or not usable (see :func:`_prepare`) gives a :class:`CacheWarning` saying why, and the
+    block runs without a cache.  JAX's settings are restored afterwards (``jext check``
+    runs in other programs' processes too, such as the test suite's).
     """
+    if folder is not None:
+        try:
+            host, oracles = _prepare(folder)
+        except _Unusable as exc:
+            warnings.warn(
+                f"not using the cache folder {folder}: {exc}; running without it",
+                CacheWarning,
+                stacklevel=3,
+            )
+            folder = None
     if folder is None:
         yield None
         return
-    host, oracles = _prepare(folder)
     old_oracles = _oracle_folder.path
     _oracle_folder.path = oracles
     _sources_digest.cache_clear()  # read the sources afresh on every run
@@ -157,30 +258,66 @@ def cached_oracle(oracle: Callable[..., Any], label: str) -> Callable[..., Any]:
         key = _oracle_key(oracle, label, args, kwargs)
         if key is None:
             return oracle(*args, **kwargs)
-        kept = folder / key[:2] / f"{key}.npy"
-        # A file cut short by a run that was killed, or not there: ask the oracle.
-        with contextlib.suppress(OSError, ValueError, EOFError):
-            return np.load(kept, allow_pickle=False)
+        kept = folder / key[:2] / f"{key}.answer"
+        value = _read_back(kept, key)
+        if value is not None:
+            return value
         start = time.perf_counter()
         value = oracle(*args, **kwargs)
         if time.perf_counter() - start >= _MIN_ORACLE_S:
-            _keep(kept, value)
+            _keep(kept, key, value)
         return value
 
     return answer
 
 
-def _keep(path: Path, value: Any) -> None:
-    """Write ``value`` to ``path`` if it is one numeric array, whole or not at all (another
-    run may read the folder meanwhile)."""
+def _digest(key: str, payload: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + payload).digest()
+
+
+def _read_back(path: Path, key: str) -> np.ndarray | None:
+    """The answer kept at ``path`` for ``key``; None where there is none to trust.
+
+    An answer file is the SHA-256 of its key and payload, then the payload (a ``.npy``
+    array).  A file cut short by a run that was killed, changed on disk, or written for
+    another key fails the digest and is asked again; so is one behind a symbolic link.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        with os.fdopen(fd, "rb") as src:
+            data = src.read()
+    except OSError:
+        return None
+    digest, payload = data[:32], data[32:]
+    if digest != _digest(key, payload):
+        return None
+    try:
+        value: np.ndarray = np.load(io.BytesIO(payload), allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    return value
+
+
+def _keep(path: Path, key: str, value: Any) -> None:
+    """Write ``value`` to ``path`` with its digest (see :func:`_read_back`) if it is one
+    numeric array, whole or not at all (another run may read the folder meanwhile); a
+    write that fails (a full disk) leaves nothing behind."""
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biufc":
         return
-    with contextlib.suppress(OSError):
+    buffer = io.BytesIO()
+    np.save(buffer, value, allow_pickle=False)
+    payload = buffer.getvalue()
+    part = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    try:
         path.parent.mkdir(exist_ok=True, mode=0o700)
-        part = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
-        with open(part, "wb") as out:
-            np.save(out, value, allow_pickle=False)
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(_digest(key, payload))
+            out.write(payload)
         os.replace(part, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            part.unlink()
 
 
 def _oracle_key(

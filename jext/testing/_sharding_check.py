@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -88,17 +89,23 @@ def _run(prims: list[Any]) -> dict[str, CheckResult]:
     env.update(
         XLA_FLAGS=f"--xla_force_host_platform_device_count={DEVICES}",
         JAX_PLATFORMS="cpu",
-        # The subprocess imports a primitive's defining module as this process can.
-        PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
+        # The subprocess imports a primitive's defining module as this process can: from
+        # this process's path, less its entries relative to the current folder.
+        PYTHONPATH=os.pathsep.join(p for p in sys.path if os.path.isabs(p)),
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "jext.testing._sharding_check", json.dumps(payload)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    # Nothing from the current folder, which may be anyone's (a jax.py there would be
+    # imported first): -P keeps it off the path (python -m prepends it otherwise), and the
+    # subprocess runs in a private empty folder of its own.
+    with tempfile.TemporaryDirectory(prefix="jext-sharding-") as private:
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "jext.testing._sharding_check", json.dumps(payload)],
+            env=env,
+            cwd=private,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
     results: dict[str, CheckResult] = {}
     for line in done.stdout.splitlines():
         if line.startswith(_TAG):

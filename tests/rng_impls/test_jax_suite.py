@@ -106,6 +106,20 @@ def test_seed_jit_invariance(name: str, seed: Any) -> None:
         np.testing.assert_array_equal(key_data_of_seed(name)(s), data(make_key(name, s)))
 
 
+def test_seeds_below_2_to_32_give_one_key_with_or_without_x64(name: str) -> None:
+    """Without x64 JAX passes a seed in ``[2**31, 2**32)`` as a negative ``int32``: it is
+    zero-extended, as JAX's ``threefry_seed`` does, so the key is the one x64 gives, and not
+    the key of ``-1`` (``2**64 - 1`` with x64)."""
+    for seed in (2**31, 2**32 - 1):
+        with jax.enable_x64(False):
+            narrow = data(make_key(name, seed))
+        with jax.enable_x64(True):
+            np.testing.assert_array_equal(narrow, data(make_key(name, seed)))
+            assert not np.array_equal(narrow, data(make_key(name, -1)))
+    with jax.enable_x64(False):
+        np.testing.assert_array_equal(data(make_key(name, -1)), data(make_key(name, 2**32 - 1)))
+
+
 def test_seed_errors(name: str) -> None:
     with pytest.raises(OverflowError):
         make_key(name, np.iinfo(np.int64).max + 1)

@@ -79,8 +79,14 @@ def test_seed_is_numpy_key_with_counter_zero() -> None:
     with jax.enable_x64(True):
         big = np.asarray(jax.random.key_data(jax.random.key(2**63 - 5, impl=PHILOX4X64.jax_impl)))
     np.testing.assert_array_equal(big, numpy_philox_key_data(2**63 - 5))
-    negative = np.asarray(jax.random.key_data(jax.random.key(-1, impl=PHILOX4X64.jax_impl)))
-    np.testing.assert_array_equal(negative, numpy_philox_key_data(2**64 - 1))
+    # -1 is 2**64 - 1 with x64; without it, an int32 seed is zero-extended (2**32 - 1).
+    for x64, wraps_to in ((True, 2**64 - 1), (False, 2**32 - 1)):
+        with jax.enable_x64(x64):
+            negative = jax.random.key_data(jax.random.key(-1, impl=PHILOX4X64.jax_impl))
+        np.testing.assert_array_equal(np.asarray(negative), numpy_philox_key_data(wraps_to))
+    with jax.enable_x64(False):
+        top = jax.random.key_data(jax.random.key(2**32 - 1, impl=PHILOX4X64.jax_impl))
+    np.testing.assert_array_equal(np.asarray(top), numpy_philox_key_data(2**32 - 1))
 
 
 def test_key_data_constructors() -> None:

@@ -21,8 +21,6 @@ import pytest
 from _special_cases import x64
 from jext_scipy_special import WRAPPERS
 
-from jext import _jax
-
 _BY_NAME = {w.name: w.function for w in WRAPPERS}
 _DATA = importlib.resources.files("scipy.special.tests.data")
 _TEST_DATA = importlib.resources.files("scipy.special.tests").joinpath("test_data.py")
@@ -80,10 +78,6 @@ _LOOSER: dict[str, float] = {
     # here against SciPy's 1.2e-13 (its table asks 2e-13).
     "eval_genlaguerre_ldd": 3e-13,
 }
-#: ``cbrt`` is ``jnp.cbrt``, which XLA rounds correctly in float64 from jax 0.10.2 on and
-#: misses by up to 115 ulp before it (measured on 0.8.3 and 0.9.2): a JAX limit, held to it.
-if not _jax.xla_cbrt_is_correctly_rounded():
-    _LOOSER["cbrt"] = 3e-14
 
 #: Rows outside a wrapper's declared domain (the docstrings say so): ``elliprj`` is
 #: declared for ``p > 0`` only (SciPy's principal value for ``p < 0`` is not ported).
