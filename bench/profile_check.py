@@ -7,7 +7,8 @@ are compiled and run one after another on the main thread, so CPU seconds belong
 program; then the checks compare with SciPy.  Per program it prints CPU seconds, and
 JAX's own wall-clock durations of tracing, lowering to MLIR and XLA's compilation
 (``jax.monitoring``).  Nothing runs in parallel here: the sum of CPU seconds over two
-cores is the floor of what ``jext check`` can take cold with these programs.
+cores is the floor of what ``jext check`` can take cold with these programs.  ``--smoke``
+(what ``tests/test_bench.py`` runs) profiles one fast wrapper unless names are given.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _EVENTS = {
     "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
     "/jax/core/compile/backend_compile_duration": "compile",
 }
+SMOKE_WRAPPER = "jext.scipy.special.cbrt"  # --smoke's default: a wrapper that compiles fast
 _current = threading.local()
 _durations: dict[tuple[str, str, str], dict[str, float]] = {}
 
@@ -75,7 +77,9 @@ def profile(wrapper: Any) -> dict[str, Any]:
 def main() -> None:
     warnings.simplefilter("ignore")
     markdown = "--markdown" in sys.argv
-    patterns = [a for a in sys.argv[1:] if a != "--markdown"]
+    patterns = [a for a in sys.argv[1:] if a not in ("--markdown", "--smoke")]
+    if "--smoke" in sys.argv and not patterns:
+        patterns = [SMOKE_WRAPPER]
     monitoring.register_event_duration_secs_listener(_listen)
     wrappers = {
         f"jext.scipy.{scope}.{n}": owners[0].item
