@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from jext._errors import JextError
+from jext._progress import CheckProgress, is_terminal
 from jext._registry import ENV_STRICT, Registry, env_flag, registry
 from jext.scipy._scopes import ScopeEntry, coverage
 from jext.scipy._scopes import entries as scipy_entries
@@ -234,13 +235,11 @@ def _csv(value: str) -> list[str]:
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from jext.testing._api import KIND_CHECKS, run_checks
     from jext.testing._cache import ENV_NO_CACHE, check_cache_in, default_cache_dir
-    from jext.testing._report import CheckResult, format_table
+    from jext.testing._report import format_table
 
     err = sys.stderr
-
-    def progress(name: str, result: CheckResult) -> None:
-        # Progress goes to stderr so that --json output stays one clean object.
-        print(f"  {name}: {result.check} {result.status}", file=err, flush=True)
+    # Progress goes to stderr so that --json output stays one clean object.
+    progress = CheckProgress(err, live=is_terminal(err), verbosity=args.verbose - args.quiet)
 
     # Compiling is most of a check's time: programs compiled by an earlier run are read back.
     cache: Path | None = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
@@ -249,14 +248,16 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     with warnings.catch_warnings(), check_cache_in(cache):
         warnings.simplefilter("ignore")  # broken plugins are reported as failures below
         try:
-            reports = run_checks(
-                args.names or None,
-                checks=args.checks,
-                platforms=args.platforms,
-                plugins=args.plugin,
-                progress=None if args.quiet else progress,
-                scipy_audit=args.scipy_audit,
-            )
+            with progress:
+                reports = run_checks(
+                    args.names or None,
+                    checks=args.checks,
+                    platforms=args.platforms,
+                    plugins=args.plugin,
+                    progress=progress,
+                    plan=progress.plan,
+                    scipy_audit=args.scipy_audit,
+                )
         except JextError as exc:
             print(f"jext check: {exc}", file=err)
             return 2
@@ -336,7 +337,20 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="hold jax.scipy's own functions to SciPy instead, and report where they disagree",
     )
-    p_check.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p_check.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=0,
+        help="print only failures (in full) and the summary",
+    )
+    p_check.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="print every check as it finishes, with its largest error and message",
+    )
     p_check.add_argument(
         "--cache-dir",
         metavar="DIR",
