@@ -302,6 +302,26 @@ def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_init(args: argparse.Namespace, out: TextIO) -> int:
+    from jext._scaffold import scaffold
+
+    folder = Path(args.dir) if args.dir else None
+    try:
+        written = scaffold(args.name, folder)
+    except (ValueError, FileExistsError) as exc:
+        print(f"jext init: {exc}", file=sys.stderr)
+        return 2
+    root = written[0].parent
+    print(f"wrote the plugin distribution jext-{args.name} to {root}:", file=out)
+    for path in written:
+        print(f"  {path.relative_to(root)}", file=out)
+    print(
+        f"next: cd {root} && pip install -e '.[test]' && pytest && jext check --plugin {args.name}",
+        file=out,
+    )
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jext", description="Inspect and check the jext plugins installed here."
@@ -379,6 +399,16 @@ def _parser() -> argparse.ArgumentParser:
         help="say whether the stubs in --out are current (exit 1 if not); writes nothing",
     )
     p_stub.set_defaults(run=_cmd_stubgen)
+    p_init = sub.add_parser(
+        "init", help="write a new plugin distribution: a primitive, its tests, CI"
+    )
+    p_init.add_argument(
+        "name", metavar="NAME", help="the plugin's name and namespace (an identifier: mylib)"
+    )
+    p_init.add_argument(
+        "--dir", metavar="DIR", help="the folder to create (default: ./jext-NAME); must not exist"
+    )
+    p_init.set_defaults(run=_cmd_init)
     return parser
 
 
