@@ -5,20 +5,19 @@ import sys
 import types
 from typing import TYPE_CHECKING
 
-from jext._errors import DefinitionError as DefinitionError
-from jext._errors import DuplicateNameError as DuplicateNameError
-from jext._errors import JextError as JextError
-from jext._errors import LoweringError as LoweringError
-from jext._errors import PluginError as PluginError
-from jext._errors import RegistrationError as RegistrationError
-from jext._errors import RuleError as RuleError
-from jext._errors import StaticParamError as StaticParamError
-from jext._errors import TransposeError as TransposeError
-from jext._errors import UnknownNameError as UnknownNameError
-
 if TYPE_CHECKING:
     from jext import hooks as hooks
     from jext import random as random
+    from jext._errors import DefinitionError as DefinitionError
+    from jext._errors import DuplicateNameError as DuplicateNameError
+    from jext._errors import JextError as JextError
+    from jext._errors import LoweringError as LoweringError
+    from jext._errors import PluginError as PluginError
+    from jext._errors import RegistrationError as RegistrationError
+    from jext._errors import RuleError as RuleError
+    from jext._errors import StaticParamError as StaticParamError
+    from jext._errors import TransposeError as TransposeError
+    from jext._errors import UnknownNameError as UnknownNameError
     from jext._registrars import FfiTargetRegistrar as FfiTargetRegistrar
     from jext._registrars import LoweringRegistrar as LoweringRegistrar
     from jext._registrars import PrimitiveRegistrar as PrimitiveRegistrar
@@ -76,17 +75,27 @@ __all__ = [
 # its module when first read (PEP 562), then kept in this module's namespace; no plugin is
 # scanned until something reads the registry.  Type checkers see the imports above.
 _LAZY: dict[str, str] = {
+    "DefinitionError": "jext._errors",
+    "DuplicateNameError": "jext._errors",
     "Example": "jext.primitives",
     "FfiTargetRegistrar": "jext._registrars",
+    "JextError": "jext._errors",
     "LinearOperand": "jext.primitives",
+    "LoweringError": "jext._errors",
     "LoweringRegistrar": "jext._registrars",
+    "PluginError": "jext._errors",
     "PluginInfo": "jext._registry",
     "PluginWarning": "jext._registry",
     "Primitive": "jext.primitives",
     "PrimitiveRegistrar": "jext._registrars",
+    "RegistrationError": "jext._errors",
     "RngImplRegistrar": "jext._registrars",
+    "RuleError": "jext._errors",
     "ScipyRegistrar": "jext._registrars",
+    "StaticParamError": "jext._errors",
     "SymbolicZero": "jext.primitives",
+    "TransposeError": "jext._errors",
+    "UnknownNameError": "jext._errors",
     "get_primitive": "jext._registry",
     "hookimpl": "jext.hookspecs",
     "hooks": "jext.hooks",

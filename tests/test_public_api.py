@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +128,27 @@ def test_importing_the_primitives_subpackage_keeps_the_registry_function() -> No
         [sys.executable, "-c", code], check=False, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_lazy_names_are_the_type_checkers_imports() -> None:
+    # jext/__init__.py says each name twice: in `if TYPE_CHECKING:` for type checkers and
+    # stubgen, and in _LAZY for the import at first read.  Both must say the same.
+    tree = ast.parse(Path(jext.__file__ or "").read_text())
+    blocks = [
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    ]
+    imported = {
+        alias.asname or alias.name: (
+            f"{node.module}.{alias.name}" if node.module == "jext" else node.module
+        )
+        for block in blocks
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+    assert imported == jext._LAZY
+    assert sorted(imported) == sorted([*jext.__all__, "hooks", "random"])
+    for name, module in imported.items():
+        source = importlib.import_module(module)
+        expected = source if module == f"jext.{name}" else getattr(source, name)
+        assert getattr(jext, name) is expected, name
