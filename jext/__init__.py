@@ -1,8 +1,9 @@
 """jext: a typed plugin toolkit for extending JAX."""
 
-import importlib
-import sys
-import types
+# Private aliases: `dir(jext)` lists jext's names, not the modules this file uses.
+import importlib as _importlib
+import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -114,23 +115,23 @@ if not TYPE_CHECKING:  # so that type checkers flag a misspelled name instead of
         if module is None:
             # A submodule not imported yet (``jext._registry`` after ``import jext``).
             try:
-                value = importlib.import_module(f"{__name__}.{name}")
+                value = _importlib.import_module(f"{__name__}.{name}")
             except ModuleNotFoundError as err:
                 if err.name != f"{__name__}.{name}":
                     raise
                 raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
         elif module == f"{__name__}.{name}":
-            value = importlib.import_module(module)
+            value = _importlib.import_module(module)
         else:
-            value = getattr(importlib.import_module(module), name)
+            value = getattr(_importlib.import_module(module), name)
         globals()[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+        return sorted({*globals(), *_LAZY})
 
 
-class _Facade(types.ModuleType):
+class _Facade(_types.ModuleType):
     """This module's type: ``jext.primitives`` stays the registry's function.
 
     Importing a subpackage binds it in its parent's namespace, and the primitive core is
@@ -139,9 +140,9 @@ class _Facade(types.ModuleType):
     """
 
     def __setattr__(self, name: str, value: object) -> None:
-        if name == "primitives" and isinstance(value, types.ModuleType):
+        if name == "primitives" and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 
 
-sys.modules[__name__].__class__ = _Facade
+_sys.modules[__name__].__class__ = _Facade

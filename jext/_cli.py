@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from jext._errors import JextError
 from jext._progress import CheckProgress, is_terminal
 from jext._registry import ENV_STRICT, Registry, env_flag, registry
+from jext._scaffold import scaffold
 from jext.scipy._scopes import ScopeEntry, coverage
 from jext.scipy._scopes import entries as scipy_entries
 
@@ -303,8 +304,6 @@ def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_init(args: argparse.Namespace, out: TextIO) -> int:
-    from jext._scaffold import scaffold
-
     folder = Path(args.dir) if args.dir else None
     try:
         written = scaffold(args.name, folder)
