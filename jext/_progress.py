@@ -74,6 +74,7 @@ class CheckProgress:
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._expected: list[tuple[str, str]] = []  # (name, check) in the order they report
+        self._planned = False
         self._position = 0  # of the next expected check in _expected
         self._done = 0
         self._failed = 0
@@ -87,6 +88,7 @@ class CheckProgress:
         """The items and their checks, in the order their results will come."""
         with self._lock:
             self._expected = [(name, check) for name, checks in items for check in checks]
+            self._planned = True
             self._draw()
 
     def __call__(self, name: str, result: CheckResult) -> None:
@@ -131,11 +133,14 @@ class CheckProgress:
             if self._live:
                 self._draw()
             elif not self._terminal and self._clock() - self._last_output >= self._heartbeat_s:
-                waiting = self._waiting_for()
-                self._print(
-                    f"  ... {waiting}still running after {_clock(self._clock() - self._start)}"
-                    f" ({self._counts()})"
-                )
+                elapsed = _clock(self._clock() - self._start)
+                if self._planned:
+                    self._print(
+                        f"  ... {self._waiting_for()}still running after {elapsed}"
+                        f" ({self._counts()})"
+                    )
+                else:
+                    self._print(f"  ... loading the plugins, {elapsed} so far")
 
     def _tick_until_stopped(self) -> None:
         if self._terminal and not self._live:
@@ -192,6 +197,8 @@ class CheckProgress:
         line = (
             f"[{self._position:>{len(str(total))}}/{total}]{failed} {_clock(elapsed)}{left}  "
             f"{self._waiting_for()}"
+            if self._planned
+            else f"loading the plugins  {_clock(elapsed)}"
         ).rstrip()
         self._stream.write(_CLEAR + line[: self._width() - 1])
         self._stream.flush()

@@ -62,6 +62,19 @@ def test_a_log_gets_a_heartbeat_naming_the_check_it_waits_for() -> None:
     assert stream.getvalue().count("\n") == 2
 
 
+def test_the_wait_before_the_plan_says_the_plugins_load() -> None:
+    stream, clock = io.StringIO(), Clock()
+    log = CheckProgress(stream, live=False, heartbeat_s=5, clock=clock)
+    clock.now += 6
+    log.tick()
+    assert stream.getvalue() == "  ... loading the plugins, 0:06 so far\n"
+    stream, clock = io.StringIO(), Clock()
+    terminal = CheckProgress(stream, live=True, clock=clock)
+    clock.now += 2
+    terminal.tick()
+    assert stream.getvalue() == f"{CLEAR}loading the plugins  0:02"
+
+
 def test_quiet_prints_only_failures_and_verbose_every_detail() -> None:
     quiet, stream, clock = reporter(live=False, verbosity=-1)
     quiet("demo.a", CheckResult("jit", "pass"))
