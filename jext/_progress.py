@@ -76,7 +76,6 @@ class CheckProgress:
         self._expected: list[tuple[str, str]] = []  # (name, check) in the order they report
         self._planned = False
         self._position = 0  # of the next expected check in _expected
-        self._done = 0
         self._failed = 0
         self._start = clock()
         self._last_output = self._start
@@ -95,7 +94,6 @@ class CheckProgress:
         """One check's result."""
         with self._lock:
             self._advance(name, result.check)
-            self._done += 1
             failed = result.status == "fail"
             self._failed += failed
             if failed:
