@@ -34,6 +34,8 @@ LONG_FIRST = (
     "tests/test_typing.py",
     "tests/test_downstream.py",
     "tests/test_plugin_guide.py",
+    "tests/test_scaffold.py",
+    "tests/test_bench.py",
     "tests/test_sharding.py",
     "tests/test_multiprocess.py",
 )

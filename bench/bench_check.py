@@ -13,6 +13,9 @@ Each is printed with its ratio to the 3 s goal.  The sources of jext and of the 
 plugins are compiled to bytecode first, as ``pip install`` does for a regular install:
 where ``PYTHONDONTWRITEBYTECODE=1`` is set, an editable install would otherwise compile
 them afresh in every command (about 0.3 s CPU).
+
+``--smoke`` (what ``tests/test_bench.py`` runs): the `jit` check only, one repetition, so that the
+script runs end to end in seconds; its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ from jext.testing._checks import PRIMITIVE_CHECKS, check_report
 
 GOAL_S = 3.0
 REPS = 5
+CHECKS: tuple[str, ...] = PRIMITIVE_CHECKS
+
+SMOKE = "--smoke" in sys.argv[1:]
+if SMOKE:
+    REPS, CHECKS = 1, ("jit",)
 _fresh = count()
 
 
@@ -51,7 +59,7 @@ def fresh_primitive() -> jext.Primitive[Any, Any]:
 def time_in_process() -> float:
     prim = fresh_primitive()
     start = time.perf_counter()
-    report = check_report(prim, checks=PRIMITIVE_CHECKS)
+    report = check_report(prim, checks=CHECKS)
     elapsed = time.perf_counter() - start
     assert report.ok, report.format()
     return elapsed
@@ -59,10 +67,11 @@ def time_in_process() -> float:
 
 def time_command(*cache: str) -> tuple[float, float]:
     """Wall and CPU seconds (all threads) of the command in a subprocess."""
+    checks = ("--checks", ",".join(CHECKS))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "jext", "check", "example.softplus", "-q", *cache],
+        [sys.executable, "-m", "jext", "check", "example.softplus", "-q", *cache, *checks],
         check=True,
         capture_output=True,
     )

@@ -12,6 +12,10 @@ per item, cold and warm:
 
 The median over repetitions is compared with the goal.  CPU time is the figure to quote
 on a shared machine: wall time there depends on what else runs.
+
+``--smoke`` (what ``tests/test_bench.py`` runs): one repetition of the `jit` check of
+`example.softplus` (unless names are given), so that the
+script runs end to end in seconds; its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import sys
 import tempfile
 
 GOAL_S = 1.5
+SMOKE = "--smoke" in sys.argv[1:]
+CHECKS = ["jit"] if SMOKE else []  # [] is every check
 
 _CHILD = """
 import json, sys, time, warnings
@@ -30,11 +36,11 @@ from pathlib import Path
 warnings.simplefilter("ignore")
 from jext.testing import run_checks
 from jext.testing._cache import check_cache_in
-names, cache = json.loads(sys.argv[1]), sys.argv[2]
+names, cache, checks = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 with check_cache_in(Path(cache) if cache else None):
     start = time.perf_counter()
     cpu0 = time.process_time()
-    reports = run_checks(names or None)
+    reports = run_checks(names or None, checks=checks or None)
     wall = time.perf_counter() - start
     cpu = time.process_time() - cpu0
 kinds = {}
@@ -47,7 +53,7 @@ print(json.dumps({"wall": wall, "cpu": cpu, "items": len(reports), "kinds": kind
 
 def one_run(names: list[str], cache: str) -> dict[str, object]:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps(names), cache],
+        [sys.executable, "-c", _CHILD, json.dumps(names), cache, json.dumps(CHECKS)],
         capture_output=True,
         text=True,
         check=True,
@@ -57,8 +63,9 @@ def one_run(names: list[str], cache: str) -> dict[str, object]:
 
 
 def main() -> None:
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    names = sys.argv[2:]
+    argv = [a for a in sys.argv[1:] if a != "--smoke"]
+    reps = int(argv[0]) if argv else 1 if SMOKE else 3
+    names = argv[1:] or (["example.softplus"] if SMOKE else [])
     with tempfile.TemporaryDirectory(prefix="jext-bench-cache-") as folder:
         one_run(names, folder)  # fills the cache folder
         runs: dict[str, list[dict[str, object]]] = {"cold": [], "warm": []}

@@ -37,6 +37,10 @@ which cancels drifts in machine load better than the ratio of the two medians (a
 printed).  The machine may be shared and noisy: read the ratios, not the absolute
 times.  The whole run takes one to two minutes, nearly all of it XLA compiling the
 500-call chains.
+
+``--smoke`` (what ``tests/test_bench.py`` runs): 2 calls per batch, 3-call chains, one
+repetition, so that the
+script runs end to end in seconds; its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -71,6 +75,11 @@ COMPILE_CHAIN = 500  # primitive calls in the jitted function
 COMPILE_REPS = 5  # timed trace+lower+compile runs per contender
 
 HLO_CHAIN = 2  # primitive calls in the function whose HLO is compared
+FIRST_CALL_REPS = 3
+
+SMOKE = "--smoke" in sys.argv[1:]
+if SMOKE:
+    EAGER_REPS, EAGER_CALLS, COMPILE_CHAIN, COMPILE_REPS, FIRST_CALL_REPS = 2, 2, 3, 1, 1
 
 
 class Softplus(Protocol):
@@ -419,7 +428,7 @@ def bench_first_call() -> None:
         return float(out.stdout.strip().splitlines()[-1])
 
     with_plugins, without = [], []
-    for _ in range(3):
+    for _ in range(FIRST_CALL_REPS):
         with_plugins.append(run())
         without.append(run(JEXT_DISABLE_PLUGIN_AUTOLOAD="1"))
     a, b = statistics.median(with_plugins), statistics.median(without)

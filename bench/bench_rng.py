@@ -13,7 +13,9 @@ this one process, interleaved, their order rotating from repetition to repetitio
 machine noise hits them alike.  Each line gives the median time, GB/s of output, and the
 ratios ``other_time / impl_time`` (above 1 means faster), each ratio the median of the
 per-repetition ratios (the timings of a repetition are taken close together, which cancels
-drifts in machine load better than a ratio of medians).
+drifts in machine load better than a ratio of medians).  ``--smoke`` (what
+``tests/test_bench.py`` runs): 2**10 values, 2 repetitions, ``uniform`` only, so that the
+script runs end to end in seconds; its figures mean nothing.
 
 Goals, on the backend printed first:
 
@@ -57,6 +59,8 @@ DISTRIBUTIONS: dict[str, Callable[[jax.Array, tuple[int, ...]], jax.Array]] = {
     "normal": lambda k, s: jax.random.normal(k, s, jnp.float32),
     "bernoulli": lambda k, s: jax.random.bernoulli(k, 0.3, s),
 }
+if "--smoke" in sys.argv[1:]:
+    REPS, DISTRIBUTIONS = 2, {"uniform": DISTRIBUTIONS["uniform"]}
 VS_THREEFRY_GOAL = {"cpu": 1.5, "gpu": 1.0}  # each jext generator
 VS_NUMPY_GOAL = 3.0  # the fastest jext generator, CPU
 DIST_TOLERANCE = 0.2  # distribution ratios within 20% of the bits ratio
@@ -159,7 +163,11 @@ def bits_contenders(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=24, help="log2 of the values per call")
-    n = 1 << parser.parse_args().n
+    parser.add_argument(
+        "--smoke", action="store_true", help="2**10 values, 2 repetitions, uniform only (a test)"
+    )
+    args = parser.parse_args()
+    n = 1 << (10 if args.smoke else args.n)
     backend = jax.default_backend()
     kind = "cpu" if backend == "cpu" else "gpu"
     device = jax.devices()[0].device_kind

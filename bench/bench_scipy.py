@@ -532,11 +532,19 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         default=None,
         help="also write the results as the markdown table of bench/results/scipy-throughput.md",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="4 values, the first row (or NAMES), one timed call each: a test, no figures",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
+    global N  # --smoke shrinks the inputs of every row
+    if args.smoke:
+        N, args.repeat = 4, args.repeat or 1
     load_start = _load()
     machine = _machine()
     rng = np.random.default_rng(20240601)
@@ -545,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'function':<16}{'scipy median':>14}{'jax median':>14}{'scipy/jax':>11}  goal >= 1.0")
     only = set(args.names)
     cases = all_cases(rng)
+    if args.smoke and not only:
+        only = {next(iter(cases)).split(maxsplit=1)[0]}
     unknown = only - {name.split(maxsplit=1)[0] for name in cases}
     if unknown:
         print(f"no such row: {', '.join(sorted(unknown))} (names as this bench prints them)")

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from jext._errors import JextError, PluginError
+from jext._progress import CheckProgress, is_terminal
 from jext._registry import ENV_STRICT, Registry, env_flag, registry
+from jext._scaffold import scaffold
 from jext.scipy._scopes import ScopeEntry, coverage
 from jext.scipy._scopes import entries as scipy_entries
 
@@ -277,13 +279,11 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         check_cache_in,
         default_cache_dir,
     )
-    from jext.testing._report import CheckResult, format_table, summary_line  # noqa: PLC0415
+    from jext.testing._report import format_table, summary_line  # noqa: PLC0415
 
     err = sys.stderr
-
-    def progress(name: str, result: CheckResult) -> None:
-        # Progress goes to stderr so that --json output stays one clean object.
-        print(f"  {name}: {result.check} {result.status}", file=err, flush=True)
+    # Progress goes to stderr so that --json output stays one clean object.
+    progress = CheckProgress(err, live=is_terminal(err), verbosity=args.verbose - args.quiet)
 
     # Compiling is most of a check's time: programs compiled by an earlier run are read back.
     cache: Path | None = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
@@ -299,14 +299,16 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             print(f"jext check: warning: {warning.message}", file=err)
         warnings.simplefilter("ignore")  # broken plugins are reported as failures below
         try:
-            reports = run_checks(
-                args.names or None,
-                checks=args.checks,
-                platforms=args.platforms,
-                plugins=args.plugin,
-                progress=None if args.quiet else progress,
-                scipy_audit=args.scipy_audit,
-            )
+            with progress:
+                reports = run_checks(
+                    args.names or None,
+                    checks=args.checks,
+                    platforms=args.platforms,
+                    plugins=args.plugin,
+                    progress=progress,
+                    plan=progress.plan,
+                    scipy_audit=args.scipy_audit,
+                )
         except JextError as exc:
             print(f"jext check: {exc}", file=err)
             return EXIT_USAGE
@@ -366,6 +368,24 @@ def _cmd_stubgen(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_init(args: argparse.Namespace, out: TextIO) -> int:
+    folder = Path(args.dir) if args.dir else None
+    try:
+        written = scaffold(args.name, folder)
+    except (ValueError, FileExistsError) as exc:
+        print(f"jext init: {exc}", file=sys.stderr)
+        return 2
+    root = written[0].parent
+    print(f"wrote the plugin distribution jext-{args.name} to {root}:", file=out)
+    for path in written:
+        print(f"  {path.relative_to(root)}", file=out)
+    print(
+        f"next: cd {root} && pip install -e '.[test]' && pytest && jext check --plugin {args.name}",
+        file=out,
+    )
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jext",
@@ -407,7 +427,20 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="hold jax.scipy's own functions to SciPy instead, and report where they disagree",
     )
-    p_check.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p_check.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=0,
+        help="print only failures (in full) and the summary",
+    )
+    p_check.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="print every check as it finishes, with its largest error and message",
+    )
     p_check.add_argument(
         "--cache-dir",
         metavar="DIR",
@@ -438,6 +471,16 @@ def _parser() -> argparse.ArgumentParser:
         help="say whether the stubs in --out are current (exit 1 if not); writes nothing",
     )
     p_stub.set_defaults(run=_cmd_stubgen)
+    p_init = sub.add_parser(
+        "init", help="write a new plugin distribution: a primitive, its tests, CI"
+    )
+    p_init.add_argument(
+        "name", metavar="NAME", help="the plugin's name and namespace (an identifier: mylib)"
+    )
+    p_init.add_argument(
+        "--dir", metavar="DIR", help="the folder to create (default: ./jext-NAME); must not exist"
+    )
+    p_init.set_defaults(run=_cmd_init)
     return parser
 
 

@@ -9,7 +9,6 @@ Tested against jax 0.8.x and 0.10.x; the differences are the version switches at
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -30,6 +29,7 @@ from jax._src.array import ArrayImpl
 from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
+from jax._src.lib import version_str as _jaxlib_version
 from jax._src.lib import xla_client  # type: ignore[attr-defined]
 from jax._src.literals import TypedNdArray as _TypedNdArray
 from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
@@ -659,7 +659,9 @@ def _is_nearest_cbrt(x: float, y: float) -> bool:
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
 
-JAXLIB_RELEASE: Final[str] = importlib.metadata.version("jaxlib")
+# From jaxlib itself, not importlib.metadata: a metadata lookup scans every installed
+# distribution, which `import jext` must not do.
+JAXLIB_RELEASE: Final[str] = _jaxlib_version
 """The installed jaxlib release, e.g. ``"0.10.2"`` (jaxlib 0.8 and later), for messages."""
 
 

@@ -199,10 +199,22 @@ def _toml_string(text: str) -> str:
 
 
 def _reexports(module: types.ModuleType, skip: set[str]) -> list[str]:
-    """The ``from x import y as y`` lines of a facade module, minus ``skip``."""
+    """The ``from x import y as y`` lines of a facade module, minus ``skip``.
+
+    A lazy facade (``jext``) holds them in an ``if TYPE_CHECKING:`` block.
+    """
     tree = ast.parse(Path(module.__file__ or "").read_text())
     lines = []
-    for node in tree.body:
+    body = [
+        inner
+        for node in tree.body
+        for inner in (
+            node.body
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+            else [node]
+        )
+    ]
+    for node in body:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 name = alias.asname or alias.name

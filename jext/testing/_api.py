@@ -14,6 +14,7 @@ from jext._registry import Owned, PluginInfo, Registry, close_matches, registry
 from jext.lowering import ALL_PLATFORMS
 from jext.primitives import Primitive
 from jext.rng_impls._impl import RngImpl
+from jext.scipy._wrapper import ScipyWrapper
 from jext.testing._checks import (
     PRIMITIVE_CHECKS,
     SELECTABLE_CHECKS,
@@ -108,6 +109,7 @@ def run_checks(
     progress: Callable[[str, CheckResult], None] | None = None,
     scipy_audit: bool = False,
     reg: Registry | None = None,
+    plan: Callable[[Sequence[tuple[str, Sequence[str]]]], None] | None = None,
 ) -> list[PrimitiveReport]:
     """Check what is registered (all, or ``names``): primitives, RNG impls, SciPy wrappers.
 
@@ -118,6 +120,10 @@ def run_checks(
     kind ``plugin``, whatever the selection: a name it would have provided is missing.
     ``checks`` may mix the checks of every kind; each item runs the ones that apply to it.
     With ``scipy_audit=True``, ``jax.scipy``'s own functions are held to SciPy instead.
+
+    ``progress(name, result)`` is called for each check as it finishes, in order; ``plan``
+    once before, with each item's name and checks in the order ``progress`` will see them
+    (an item whose examples fail to build reports one failed ``examples`` check instead).
     """
     reg = reg or registry()
     everything = list(dict.fromkeys(c for cs in KIND_CHECKS.values() for c in cs))
@@ -132,14 +138,20 @@ def run_checks(
         from jext.scipy._audit import audited  # noqa: PLC0415 - jext.scipy imports the registry (loads only for an audit)
 
         scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
-        return [
-            scipy_report(w, checks=scipy_checks, kind="scipy-audit", progress=progress)
+        chosen_audited = [
+            w
             for w in audited()
             if not names
             or any(
                 _matches(names, n)
                 for n in (w.name, w.qualified_name, f"jax.scipy.{w.scope}.{w.name}")
             )
+        ]
+        if plan is not None:
+            plan([(f"jax.scipy.{w.scope}.{w.name}", scipy_checks) for w in chosen_audited])
+        return [
+            scipy_report(w, checks=scipy_checks, kind="scipy-audit", progress=progress)
+            for w in chosen_audited
         ]
     owners = reg.primitive_owners()
     rngs = reg.rng_impls()
@@ -161,6 +173,8 @@ def run_checks(
         for p in reg.plugins()
         if p.status == "error"
     ]
+    if plan is not None:
+        plan(_plan(owners, rngs, wrappers, wanted, chosen))
     with ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="jext-check") as pool:
         # Checks are independent and their time is mostly XLA compilation, which runs
         # without the GIL: every check of a primitive or RNG impl is a task on the pool,
@@ -187,6 +201,25 @@ def run_checks(
                 )
             )
     return reports
+
+
+def _plan(
+    owners: Mapping[str, str],
+    rngs: Mapping[str, Owned[RngImpl]],
+    wrappers: Mapping[str, Owned[ScipyWrapper]],
+    wanted: set[str],
+    chosen: Sequence[str],
+) -> list[tuple[str, Sequence[str]]]:
+    """The items and checks ``run_checks`` reports, in its order (see
+    ``_submit_primitives_and_rngs``, then the SciPy wrappers)."""
+    prim_checks = [c for c in chosen if c in SELECTABLE_CHECKS]
+    rng_checks = [c for c in chosen if c in RNG_CHECKS]
+    scipy_checks = [c for c in chosen if c in SCIPY_CHECKS]
+    return [
+        *((name, prim_checks) for name in owners if name in wanted and prim_checks),
+        *((name, rng_checks) for name in rngs if name in wanted and rng_checks),
+        *((name, scipy_checks) for name in wrappers if name in wanted and scipy_checks),
+    ]
 
 
 def _workers() -> int:

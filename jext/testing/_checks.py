@@ -1210,7 +1210,13 @@ def submit_report(
     except Exception as err:
         result = CheckResult("examples", "fail", f"raised {describe_error(err)}")
         failed = PrimitiveReport(prim.name, "primitive", (result,), plugin)
-        return lambda progress: failed
+
+        def report_failed(progress: Callable[[str, CheckResult], None] | None) -> PrimitiveReport:
+            if progress is not None:
+                progress(prim.name, result)
+            return failed
+
+        return report_failed
 
     shared = [_Shared(checks, platforms) for _ in examples]
 
