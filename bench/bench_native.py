@@ -58,10 +58,15 @@ def kernel_rule(prim: Any, platform: str) -> tuple[str, bool]:
     return rule, rule != "reference" and not rule.endswith("_interpret")
 
 
+def wait(out: Any) -> None:
+    for leaf in jax.tree.leaves(out):
+        leaf.block_until_ready()
+
+
 def compiled(fn: Callable[..., Any], args: tuple[jax.Array, ...]) -> Callable[[], None]:
     jitted = jax.jit(fn)
-    jax.block_until_ready(jitted(*args))
-    return lambda: jax.block_until_ready(jitted(*args))
+    wait(jitted(*args))
+    return lambda: wait(jitted(*args))
 
 
 def timings(calls: dict[str, Callable[[], None]]) -> dict[str, list[float]]:

@@ -82,13 +82,15 @@ def export(
     # FFI and Pallas GPU custom calls are refused by jax.export unless allowed by name:
     # a jext rule that emits one is deliberate.  The module then runs only where the same
     # plugin (FFI) or jax version (Pallas) is installed.
-    allowed = _allowed_custom_calls(bool(used))
+    # Reading the plugins' targets loads plugins, which jext's own primitives never do.
+    plugins = any(not prim.name.startswith("jext.") for prim in used)
+    allowed = _allowed_custom_calls(plugins)
     try:
         exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
     except ValueError as err:
         # A hand-written rule's ffi_call is known once its trace is read, which lowering
         # does: exporting again then allows it.
-        again = _allowed_custom_calls(bool(used))
+        again = _allowed_custom_calls(plugins)
         if _REFUSED not in str(err) or again == allowed:
             raise
         allowed = again

@@ -250,7 +250,7 @@ def ffi_rule(
 
     _TARGETS.add(target)
     rule.__dict__[FFI_TARGET_ATTR] = target  # how jext's lowering tells an FFI rule apart
-    # Read by the primitive core, which keeps an equation with effects from being removed.
+    # For the primitive core: an equation whose rule has side effects is not dead code.
     rule.__dict__[FFI_SIDE_EFFECT_ATTR] = bool(has_side_effect)
     rule.__name__ = rule.__qualname__ = f"ffi:{target}"
     rule.__doc__ = f"Lowers {prim_name} with the XLA FFI target {target!r}."

@@ -98,8 +98,11 @@ def _lower(
         )
         called = _jax.ffi_call_targets(closed)
         _RULE_FFI_TARGETS.update(called)
-        if target is None and form.linearize is None and not _jax.for_export(ctx):
-            # A hand-written rule's ffi_call: the same check as an ffi_rule's target.
+        # A hand-written rule's ffi_call: the same check as an ffi_rule's target.  Not for
+        # jext's own primitives: the check reads every plugin's targets, and using those
+        # never loads a plugin.
+        own = core.name.startswith("jext.")
+        if target is None and not own and form.linearize is None and not _jax.for_export(ctx):
             for name in sorted(called):
                 check_ffi_handler(core, name, platform or _jax.module_platforms(ctx)[0])
     # A custom call (an FFI or a Pallas kernel) is opaque to the partitioner, which would
