@@ -166,6 +166,12 @@ def test_export_lowers_each_platform_to_its_kernel() -> None:
     assert custom_calls(swish_fn, swish_ops, "cuda") == {"__gpu$xla.gpu.triton"}
     assert custom_calls(swish_fn, swish_ops, "tpu") == {"tpu_custom_call"}
     assert custom_calls(swish_fn, swish_ops, "cpu") == set()  # the interpreter: plain ops
+    # The report names the calls jax.export refuses by default and jext allowed.
+    allowed = jext.lowering.export(swish_fn, *swish_ops, platforms=["cuda", "tpu"]).custom_calls
+    assert allowed == ("__gpu$xla.gpu.triton",)  # Mosaic TPU's call is allowed by JAX
+    assert jext.lowering.export(softplus_fn, *softplus_ops).custom_calls == (
+        "jext_native_softplus",
+    )
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -382,6 +388,11 @@ def test_rms_norm_fwd_and_bwd_kernels_match_jnp() -> None:
     assert 'custom_call_target="jext_native_rms_norm_bwd"' in hlo
     xs = jnp.stack([x, 2 * x])
     _close(jax.vmap(rms_norm_fwd)(xs)[1], jax.vmap(_rms_norm_fwd_jnp)(xs)[1])
+
+
+@pytest.mark.parametrize("prim", [rms_norm_fwd, rms_norm_bwd], ids=lambda p: p.name)
+def test_jaxs_example_kernels_pass_the_conformance_checks(prim: jext.Primitive[..., Any]) -> None:
+    assert jext.testing.check_primitive(prim).ok
 
 
 def test_the_stateful_counter_counts_every_run() -> None:
