@@ -12,7 +12,8 @@
 - ``native.swish``: a Pallas kernel; Triton on cuda, Mosaic on tpu, interpret mode on cpu.
 
 Each has a jnp reference (what its JVP derives from, and what ``jext check`` holds the
-kernels to) and examples.  The handlers are compiled by ``pip install`` (see setup.py) and
+kernels to) and examples, except the counter, whose values depend on the calls before it
+(its reference gives only its result type).  The handlers are compiled by ``pip install`` (see setup.py) and
 registered with XLA by :func:`register_ffi_targets` when jext loads plugins.
 """
 
