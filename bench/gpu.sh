@@ -27,7 +27,7 @@ set -u -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 2
-PYTHON="${PYTHON:-python}"
+export PYTHON="${PYTHON:-python}"
 BUDGET="${JEXT_GPU_BUDGET:-570}"
 LOGS="${JEXT_GPU_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/jext-gpu.XXXXXX")}"
 mkdir -p "$LOGS"
@@ -121,17 +121,32 @@ parallel() {
 }
 
 build_cuda() {
+  # Offline: the build takes setuptools and jax's FFI headers from this environment.
+  if ! "$PYTHON" -c "import setuptools" 2> /dev/null; then
+    echo "no setuptools in this environment (Python 3.12 venvs lack it): pip install setuptools"
+    return 1
+  fi
+  # setup.py looks on PATH, then CUDA_HOME, CUDA_PATH, /usr/local/cuda; here also the
+  # nvcc of pip's nvidia-cuda-nvcc wheel, where JAX was installed with its CUDA wheels.
+  if [ -z "${NVCC:-}" ] && ! command -v nvcc > /dev/null 2>&1 && [ -z "${CUDA_HOME:-}" ] \
+    && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    NVCC="$("$PYTHON" -c "import nvidia.cuda_nvcc as m, os; print(os.path.join(list(m.__path__)[0], 'bin', 'nvcc'))" 2> /dev/null)"
+    [ -x "${NVCC:-}" ] && export NVCC || unset NVCC
+  fi
   JEXT_NATIVE_CUDA=1 "$PYTHON" -m pip install -q --no-index --no-build-isolation --no-deps \
     --config-settings editable_mode=compat -e plugins/jext-example-native || return 1
-  "$PYTHON" -c "from jext_example_native import cuda_library as c; p = c(); print('built', p); raise SystemExit(p is None)"
+  "$PYTHON" -c "from jext_example_native import cuda_library as c; p = c(); print('built', p and p.name); raise SystemExit(p is None)"
 }
+
+# timeout runs programs, not shell functions: the build step runs in a child bash.
+export -f build_cuda
 
 GPU_TESTS=(tests/test_gpu.py plugins/jext-scipy-special/tests/test_special_on_gpu.py
   plugins/jext-example-native/tests/test_native.py)
 
 if [ "$mode" = gpu ]; then
   echo "bench/gpu.sh: GPU half on ${device:-an unknown GPU}; logs in $LOGS"
-  step build 120 build_cuda
+  step build 120 bash -c build_cuda
   if [ "$dry" = 1 ]; then
     step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider "${GPU_TESTS[@]}"
     step check 240 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20
@@ -144,7 +159,7 @@ if [ "$mode" = gpu ]; then
     parallel pytest check exports
   fi
   # The benchmarks alone on the machine: their timings are the point.
-  step bench-rng 120 "$PYTHON" bench/bench_rng.py
+  step bench-rng 150 "$PYTHON" bench/bench_rng.py
   step bench-kernels 60 "$PYTHON" bench/bench_native.py
 else
   echo "bench/gpu.sh: CPU half only: ${why_cpu}; logs in $LOGS"
