@@ -13,8 +13,9 @@
 
 Each has a jnp reference (what its JVP derives from, and what ``jext check`` holds the
 kernels to) and examples, except the counter, whose values depend on the calls before it
-(its reference gives only its result type).  The handlers are compiled by ``pip install`` (see setup.py) and
-registered with XLA by :func:`register_ffi_targets` when jext loads plugins.
+(its reference gives only its result type).  The handlers are compiled by ``pip install``
+(see setup.py) and registered with XLA by :func:`register_ffi_targets` when jext loads
+plugins.
 """
 
 from __future__ import annotations
