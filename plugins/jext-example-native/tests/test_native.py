@@ -344,6 +344,9 @@ def test_a_float64_param_keeps_the_kernels_float32_result() -> None:
         z = rms_norm(X, W, eps=np.float64(1e-3))
         assert z.dtype == np.float32
         _close(z, rms_norm.reference(X, W, eps=1e-3))
+        s = swish(X, beta=np.float64(0.8))  # the Pallas kernel's out_shape is x's too
+        assert s.dtype == np.float32
+        _close(s, swish.reference(X, beta=0.8))
 
 
 def test_operands_the_kernel_cannot_take_are_a_rule_error_naming_both_types() -> None:

@@ -242,8 +242,8 @@ counter.def_lowering(
 
 @jext.primitive("native.swish")
 def swish(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
-    """``x * sigmoid(beta * x)``, elementwise."""
-    return x * jax.nn.sigmoid(beta * x)
+    """``x * sigmoid(beta * x)``, elementwise, in ``x``'s dtype (the kernel's)."""
+    return x * jax.nn.sigmoid(_in_dtype_of(x, beta) * x)
 
 
 swish.def_lowering(_pallas.swish_interpret, platform="cpu")
