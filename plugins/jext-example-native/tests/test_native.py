@@ -398,11 +398,22 @@ def test_jaxs_example_kernels_pass_the_conformance_checks(prim: jext.Primitive[.
     assert jext.testing.check_primitive(prim).ok
 
 
-def test_the_stateful_counter_counts_every_run() -> None:
+def test_the_stateful_counter_counts_every_run_as_jaxs_own_ffi_call_does() -> None:
     assert [int(counter(index=101)) for _ in range(3)] == [0, 1, 2]
     run = jax.jit(lambda: counter(index=102) + 0)  # the result is used: the call stays
     assert [int(run()) for _ in range(3)] == [0, 1, 2]
     assert int(counter(index=102)) == 3  # three jitted runs counted
+    # The same handler called by jax.ffi.ffi_call directly, as JAX's example does.
+    jax.ffi.register_ffi_target(
+        "testnative_jax_counter", _native_cpu.handlers()["jext_native_counter"]
+    )
+    out = jax.ShapeDtypeStruct((), jnp.int32)  # type: ignore[no-untyped-call]
+    twin = jax.ffi.ffi_call("testnative_jax_counter", out, has_side_effect=True)
+    run_twin = jax.jit(lambda: twin(index=np.int64(105)) + 0)
+    assert [int(run_twin()) for _ in range(3)] == [0, 1, 2]
+    # One state per index, whichever way the handler is called.
+    assert int(counter(index=105)) == 3
+    assert int(run_twin()) == 4
 
 
 def test_the_counters_side_effect_reaches_the_custom_call_and_the_export() -> None:
