@@ -458,6 +458,17 @@ def has_custom_call(closed: ClosedJaxpr) -> bool:
     return any(eqn.primitive.name in _CUSTOM_CALL_PRIMITIVES for eqn in iter_equations(closed))
 
 
+def ffi_call_targets(closed: ClosedJaxpr) -> frozenset[str]:
+    """The targets of the ``jax.ffi.ffi_call`` equations in ``closed`` (any depth).
+
+    ``ffi_call_p``'s ``target_name`` param, the same in jax 0.8 to 0.11."""
+    return frozenset(
+        str(eqn.params["target_name"])
+        for eqn in iter_equations(closed)
+        if eqn.primitive.name == "ffi_call"
+    )
+
+
 def require_devices_during_lowering(prim: Primitive) -> None:
     """Make ``jit`` lower modules binding ``prim`` with their devices known, as
     ``custom_partitioning`` (which jext may lower ``prim`` to) needs."""

@@ -275,3 +275,252 @@ def test_gpu_handlers_are_registered_under_the_platform_names_xla_backends_use(
         _jax.register_ffi_target(f"t_{platform}", object(), platform)
     assert seen == [("t_cpu", "cpu"), ("t_cuda", "CUDA"), ("t_rocm", "ROCM")]
     assert xla_client.xla_platform_names["gpu"] == "CUDA"  # jaxlib's own name for it
+
+
+# --- the result types: the kernel's contract ---------------------------------------------
+
+
+@jext.primitive("testsffi.scale64")
+def scale64(x: jax.Array, /, *, factor: float = 2.0) -> jax.Array:
+    return x * factor  # a float64 factor promotes a float32 x when x64 is on
+
+
+scale64.def_lowering(
+    jext.lowering.ffi_rule(
+        "testsffi_scale64",
+        primitive=scale64,
+        results=lambda x: x,  # the handler writes x's shape and dtype
+        attrs={"factor": "float32"},
+    ),
+    platform="cpu",
+)
+
+
+def test_declared_results_are_the_calls_results() -> None:
+    call = _custom_call(_cpu_module(lambda x: scale64(x, factor=0.5), X), "testsffi_scale64")
+    assert ": (tensor<4xf32>) -> tensor<4xf32>" in call
+
+
+def test_a_reference_that_disagrees_with_the_kernels_result_types_is_a_rule_error() -> None:
+    # With x64 on, a float64 param makes the reference float64 while the kernel writes
+    # float32: the handler would leave the float64 buffer's upper half unwritten.
+    with jax.enable_x64(True), pytest.raises(jext.RuleError) as info:
+        _cpu_module(lambda x: scale64(x, factor=np.float64(2.0)), X)
+    message = str(info.value)
+    assert message.startswith(
+        "FFI target 'testsffi_scale64' (lowering 'testsffi.scale64'): the kernel declares "
+        "result(s) float32[4] (ffi_rule(results=...)), but the primitive's abstract evaluation "
+        "gives float64[4] for operand(s) float32[4]"
+    )
+
+
+def test_declared_results_of_another_structure_are_a_rule_error() -> None:
+    @jext.primitive("testsffi.pair")
+    def pair(x: jax.Array, /) -> tuple[jax.Array, jax.Array]:
+        return x, x
+
+    pair.def_lowering(
+        jext.lowering.ffi_rule("testsffi_pair", primitive=pair, results=lambda x: x),
+        platform="cpu",
+    )
+    with pytest.raises(jext.RuleError, match=r"declared results .* have the structure"):
+        _cpu_module(pair, X)
+
+
+def test_results_may_read_the_params_they_declare() -> None:
+    @jext.primitive("testsffi.head")
+    def head(x: jax.Array, /, *, n: int = 2) -> jax.Array:
+        return x[:n]
+
+    def first_n(x: jax.ShapeDtypeStruct, *, n: int) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct((n,), x.dtype)  # type: ignore[no-untyped-call]
+
+    head.def_lowering(
+        jext.lowering.ffi_rule(
+            "testsffi_head",
+            primitive=head,
+            results=first_n,
+            attrs={"n": "int64"},
+        ),
+        platform="cpu",
+    )
+    call = _custom_call(_cpu_module(lambda x: head(x, n=3), X), "testsffi_head")
+    assert ": (tensor<4xf32>) -> tensor<3xf32>" in call
+
+
+# --- attributes: optional, computed --------------------------------------------------------
+
+
+@jext.primitive("testsffi.attrs")
+def with_attrs(
+    x: jax.Array, y: jax.Array, /, *, seed: int | None = None, factor: float = 1.0
+) -> jax.Array:
+    return x + y
+
+
+with_attrs.def_lowering(
+    jext.lowering.ffi_rule(
+        "testsffi_attrs",
+        primitive=with_attrs,
+        results=lambda x, y: x,
+        attrs={
+            "seed": "int64",
+            "factor": "float32",
+            # JAX's CUDA example passes the element count as an `n` attribute.
+            "n": jext.lowering.ComputedAttr("uint64", lambda x, y: x.size),
+            "scaled": jext.lowering.ComputedAttr(
+                "float32", lambda x, y, *, factor: None if factor == 1.0 else 2 * factor
+            ),
+            "rows": jext.lowering.ComputedAttr("int32[]", lambda x, y: (x.shape[0], y.shape[0])),
+        },
+    ),
+    platform="cpu",
+)
+
+
+def test_a_param_that_is_none_is_omitted_and_computed_attributes_are_passed() -> None:
+    call = _custom_call(_cpu_module(with_attrs, X, X), "testsffi_attrs")
+    assert "seed" not in call
+    assert "scaled" not in call  # the computed value None: omitted
+    assert "n = 4 : ui64" in call
+    assert re.search(r"rows = dense<4> : tensor<2xi32>", call)
+    call = _custom_call(
+        _cpu_module(lambda x, y: with_attrs(x, y, seed=7, factor=0.5), X, X), "testsffi_attrs"
+    )
+    assert "seed = 7 : i64" in call
+    assert "scaled = 1.000000e+00 : f32" in call
+
+
+def test_a_computed_attribute_is_converted_and_checked_like_a_param() -> None:
+    @jext.primitive("testsffi.bad_attr")
+    def bad(x: jax.Array, /) -> jax.Array:
+        return x
+
+    bad.def_lowering(
+        jext.lowering.ffi_rule(
+            "testsffi_bad_attr",
+            primitive=bad,
+            attrs={"n": jext.lowering.ComputedAttr("int8", lambda x: x.size * 100)},
+        ),
+        platform="cpu",
+    )
+    with pytest.raises(
+        jext.StaticParamError, match=r"'n' = 400 cannot be passed as a int8 .*range"
+    ):
+        _cpu_module(bad, X)
+
+
+def test_a_computed_attribute_of_unknown_type_is_refused_when_made() -> None:
+    with pytest.raises(jext.DefinitionError, match=r"attribute 'n' has unknown type 'int4'"):
+        jext.lowering.ffi_rule(
+            "testsffi_bad",
+            primitive=with_attrs,
+            attrs={
+                "seed": "int64",
+                "factor": "float32",
+                "n": jext.lowering.ComputedAttr("int4", len),  # type: ignore[arg-type]
+            },
+        )
+
+
+# --- input_output_aliases, has_side_effect -------------------------------------------------
+
+
+@jext.primitive("testsffi.update")
+def update(state: jax.Array, delta: jax.Array, /) -> tuple[jax.Array, jax.Array]:
+    return state + delta, jnp.sum(delta)
+
+
+def _update_rule(**kwargs: Any) -> Any:
+    return jext.lowering.ffi_rule("testsffi_update", primitive=update, **kwargs)
+
+
+update.def_lowering(_update_rule(input_output_aliases={0: 0}, has_side_effect=True), platform="cpu")
+
+
+def test_input_output_aliases_and_the_side_effect_reach_the_custom_call() -> None:
+    call = _custom_call(_cpu_module(update, X, X), "testsffi_update")
+    assert "output_operand_aliases = [#stablehlo.output_operand_alias<" in call
+    assert "operand_index = 0" in call
+    assert "has_side_effect = true" in call
+    call = _custom_call(_cpu_module(scale, X), "testsffi_scale")
+    assert "has_side_effect" not in call and "output_operand_aliases" not in call
+
+
+def test_the_rule_says_whether_its_call_has_side_effects() -> None:
+    # The primitive core reads the attribute to declare the equation's effect.
+    from jext.primitives._rules import FFI_SIDE_EFFECT_ATTR, LoweringEntry, Rule
+    from jext.primitives._signature import RuleArity
+
+    with_effect = _update_rule(has_side_effect=True)
+    assert getattr(with_effect, FFI_SIDE_EFFECT_ATTR) is True
+    assert getattr(_update_rule(), FFI_SIDE_EFFECT_ATTR) is False
+    entry = LoweringEntry(Rule(with_effect, RuleArity(True, frozenset())))
+    assert entry.ffi_side_effect and entry.ffi_target == "testsffi_update"
+
+
+@pytest.mark.parametrize(
+    ("aliases", "message"),
+    [
+        (
+            {1: 0},
+            r"input_output_aliases 1: 0 writes result 0 \(float32\[4\]\) in place of operand 1 "
+            r"\(float32\[\]\); an aliased pair must have one shape and dtype",
+        ),
+        ({0: 2}, r"input_output_aliases 0: 2 names a missing operand or result"),
+    ],
+)
+def test_an_alias_that_does_not_fit_the_call_is_a_rule_error(
+    aliases: dict[int, int], message: str
+) -> None:
+    @jext.primitive(f"testsffi.update_bad_alias_{min(aliases)}")
+    def bad(state: jax.Array, delta: jax.Array, /) -> tuple[jax.Array, jax.Array]:
+        return state + delta, jnp.sum(delta)
+
+    bad.def_lowering(
+        jext.lowering.ffi_rule("testsffi_update", primitive=bad, input_output_aliases=aliases),
+        platform="cpu",
+    )
+    with pytest.raises(jext.RuleError, match=message):
+        _cpu_module(bad, X, jnp.float32(1.0))
+
+
+@pytest.mark.parametrize(
+    ("aliases", "message"),
+    [({-1: 0}, r"ints >= 0"), ({0: 0, 1: 0}, r"one result several operands")],
+)
+def test_malformed_aliases_are_refused_when_made(aliases: dict[int, int], message: str) -> None:
+    with pytest.raises(jext.DefinitionError, match=message):
+        _update_rule(input_output_aliases=aliases)
+
+
+# --- a hand-written rule calling jax.ffi.ffi_call ------------------------------------------
+
+
+@jext.primitive("testsffi.hand")
+def hand(x: jax.Array, /, *, factor: float = 2.0) -> jax.Array:
+    return x * factor
+
+
+@hand.def_lowering(platform="cpu")
+def _hand_cpu(x: jax.Array, *, factor: float) -> jax.Array:
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)  # type: ignore[no-untyped-call]
+    return jax.ffi.ffi_call("testsffi_hand", out)(x, factor=np.float32(factor))
+
+
+def test_export_allows_a_hand_written_rules_ffi_call_and_names_it() -> None:
+    with pytest.raises(ValueError, match=r"Cannot serialize code with custom calls"):
+        jax.export.export(jax.jit(hand), platforms=("cpu",))(X)  # JAX alone refuses it
+    result = jext.lowering.export(hand, X)
+    assert result.custom_calls == ("testsffi_hand",)
+    assert result.rules["cpu"] == {"testsffi.hand": "_hand_cpu"}
+    restored = jax.export.deserialize(result.exported.serialize())
+    assert "custom_call @testsffi_hand" in restored.mlir_module()
+    assert jext.lowering.export(scale, X).custom_calls == ("testsffi_scale",)
+    assert jext.lowering.export(jnp.sin, X).custom_calls == ()
+
+
+@pytest.mark.usefixtures("on_cpu")
+def test_a_hand_written_rules_target_without_a_handler_is_a_jext_error() -> None:
+    with pytest.raises(jext.LoweringError, match=r"calls the XLA FFI target 'testsffi_hand'"):
+        jax.jit(hand)(X)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import jax
 
 from jext import _jax
+from jext._registry import registry
 from jext.lowering._ffi import ffi_targets
+from jext.primitives._lowering import rule_ffi_targets
 from jext.primitives._primitive import Primitive, defined_primitives
 
 __all__ = ["ALL_PLATFORMS", "PlatformExport", "export", "primitives_in"]
@@ -27,6 +30,10 @@ class PlatformExport:
 
     rules: Mapping[str, Mapping[str, str]]
     """``rules[platform][primitive name]``: ``"reference"`` or the rule's qualified name."""
+
+    custom_calls: tuple[str, ...] = ()
+    """The custom-call targets in the module that ``jax.export`` refuses by default and
+    jext allowed (FFI targets of jext rules and plugins, Pallas GPU kernels), sorted."""
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -74,14 +81,42 @@ def export(
         else _jax.shape_dtype_struct(jax.numpy.shape(a), jax.numpy.result_type(a))
         for a in args
     ]
+    used = primitives_in(fn, *specs)
     # FFI and Pallas GPU custom calls are refused by jax.export unless allowed by name:
     # a jext rule that emits one is deliberate.  The module then runs only where the same
     # plugin (FFI) or jax version (Pallas) is installed.
-    allowed = (*sorted(ffi_targets()), *_jax.PALLAS_GPU_CUSTOM_CALLS)
-    exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
-    used = primitives_in(fn, *specs)
+    # Reading the plugins' targets loads plugins, which jext's own primitives never do.
+    plugins = any(not prim.name.startswith("jext.") for prim in used)
+    allowed = _allowed_custom_calls(plugins)
+    try:
+        exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
+    except ValueError as err:
+        # A hand-written rule's ffi_call is known once its trace is read, which lowering
+        # does: exporting again then allows it.
+        again = _allowed_custom_calls(plugins)
+        if _REFUSED not in str(err) or again == allowed:
+            raise
+        allowed = again
+        exported = _jax.export(fn, specs, platforms, custom_calls=allowed)
     rules = {
         platform: {prim.name: prim.lowering_platforms().get(platform, "missing") for prim in used}
         for platform in platforms
     }
-    return PlatformExport(exported, rules)
+    called = set(_CUSTOM_CALL.findall(exported.mlir_module()))
+    custom_calls = tuple(sorted(called.intersection(allowed)))
+    return PlatformExport(exported, rules, custom_calls)
+
+
+# The start of jax.export's message for a custom call it does not allow (jax 0.8 to 0.11).
+_REFUSED: Final = "Cannot serialize code with custom calls"
+# A custom call's target in the module's text: @name, or @"name" where it has `$` or `.`.
+_CUSTOM_CALL: Final = re.compile(r'stablehlo\.custom_call @"?([^"(\s]+)')
+
+
+def _allowed_custom_calls(plugins: bool) -> tuple[str, ...]:
+    """The custom-call targets export allows: every FFI target of a jext rule seen so far
+    and, with ``plugins``, every target a plugin registered (on any platform)."""
+    targets = set(ffi_targets()) | rule_ffi_targets()
+    if plugins:
+        targets.update(name for name, _ in registry().ffi_targets())
+    return (*sorted(targets), *_jax.PALLAS_GPU_CUSTOM_CALLS)

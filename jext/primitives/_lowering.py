@@ -22,7 +22,17 @@ from jext.primitives._core import Core, Form, Level, batched_avals, parse_form, 
 from jext.primitives._rules import LoweringEntry
 from jext.primitives._sharding import equation_rule
 
-__all__ = ["impl", "register_lowerings", "rule_as_function"]
+__all__ = ["impl", "register_lowerings", "rule_as_function", "rule_ffi_targets"]
+
+# The FFI targets found in the traces of hand-written lowering rules (ffi_call in a
+# traceable rule): jext.lowering.export allows them, as it allows ffi_rule's.  Only grows.
+_RULE_FFI_TARGETS: set[str] = set()
+
+
+def rule_ffi_targets() -> frozenset[str]:
+    """The FFI targets the lowering rules traced in this process call through
+    ``jax.ffi.ffi_call`` (those of ``ffi_rule`` and of hand-written rules alike)."""
+    return frozenset(_RULE_FFI_TARGETS)
 
 
 def register_lowerings(core: Core) -> None:
@@ -38,14 +48,14 @@ def register_lowerings(core: Core) -> None:
 
 
 def _may_partition(core: Core) -> bool:
-    """Whether a rule may lower to ``custom_partitioning`` (see ``_lower``): an FFI rule, a
-    raw rule with a declared sharding rule, or an accelerator's rule (a Pallas kernel)."""
+    """Whether a rule may lower to ``custom_partitioning`` (see ``_lower``): any traceable
+    rule of the author's (an FFI call or a Pallas kernel is found in its trace, whether
+    ``ffi_rule`` made it or the author called ``jax.ffi.ffi_call``), or a raw rule of a
+    primitive with a declared sharding rule."""
     rules = core.rules
     return any(
-        entry.ffi_target is not None
-        or (entry.raw and rules.sharding is not None)
-        or (not entry.raw and platform not in ("cpu", None))
-        for platform, entry in rules.lowerings.items()
+        entry.rule is not None and (not entry.raw or rules.sharding is not None)
+        for entry in rules.lowerings.values()
     )
 
 
@@ -86,6 +96,15 @@ def _lower(
         closed = core.traces.get_or_make(
             key, lambda: _jax.trace_avals(form_function(core, form, entry, platform), avals)
         )
+        called = _jax.ffi_call_targets(closed)
+        _RULE_FFI_TARGETS.update(called)
+        # A hand-written rule's ffi_call: the same check as an ffi_rule's target.  Not for
+        # jext's own primitives: the check reads every plugin's targets, and using those
+        # never loads a plugin.
+        own = core.name.startswith("jext.")
+        if target is None and not own and form.linearize is None and not _jax.for_export(ctx):
+            for name in sorted(called):
+                check_ffi_handler(core, name, platform or _jax.module_platforms(ctx)[0])
     # A custom call (an FFI or a Pallas kernel) is opaque to the partitioner, which would
     # gather its operands: the sharding rule makes it splittable.  A raw rule may emit
     # one too, or plain operations the partitioner sees (and fuses): it is made a

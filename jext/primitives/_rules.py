@@ -14,6 +14,7 @@ from jext.primitives._sharding import ShardingRule
 from jext.primitives._signature import RuleArity
 
 __all__ = [
+    "FFI_SIDE_EFFECT_ATTR",
     "FFI_TARGET_ATTR",
     "GPU_PLATFORMS",
     "NONDIFFERENTIABLE_ATTR",
@@ -35,6 +36,9 @@ FFI_TARGET_ATTR: Final = "jext_ffi_target"
 
 NONDIFFERENTIABLE_ATTR: Final = "jext_nondifferentiable"
 """The attribute marking the JVP rule ``Primitive.def_nondifferentiable`` declares."""
+FFI_SIDE_EFFECT_ATTR: Final = "jext_ffi_side_effect"
+"""The attribute, True or False, saying whether a rule made by ``jext.lowering.ffi_rule``
+calls its handler with ``has_side_effect=True``."""
 
 BatchingKind = Literal["default", "custom", "elementwise", "leading_axis"]
 
@@ -72,6 +76,11 @@ class LoweringEntry:
         """The XLA FFI target the rule calls (a rule made by ``jext.lowering.ffi_rule``)."""
         target = None if self.rule is None else getattr(self.rule.fn, FFI_TARGET_ATTR, None)
         return target if isinstance(target, str) else None
+
+    @property
+    def ffi_side_effect(self) -> bool:
+        """Whether the rule's FFI call has side effects (``ffi_rule(has_side_effect=True)``)."""
+        return self.rule is not None and getattr(self.rule.fn, FFI_SIDE_EFFECT_ATTR, False) is True
 
     @property
     def opaque(self) -> bool:

@@ -90,7 +90,7 @@ CXX_ARGS = ["-std=c++17", "-O3", "-fvisibility=hidden"]
 ext_modules = [
     Extension(
         "jext_example_native._native_cpu",
-        sources=["csrc/native_cpu.cc"],
+        sources=["csrc/native_cpu.cc", "csrc/jax_examples.cc"],
         include_dirs=["csrc"],
         language="c++",
         extra_compile_args=CXX_ARGS,

@@ -66,3 +66,5 @@ def ffi_wrong_registrar(registry: jext.PrimitiveRegistrar) -> None:
 
 jext.lowering.ffi_rule("k", primitive=jnp.sin, attrs={"beta": "float16"})  # type: ignore[dict-item]
 jext.lowering.ffi_rule("k", primitive=jnp.sin, vmap_method="vectorized")  # type: ignore[arg-type]
+jext.lowering.ComputedAttr("int4", len)  # type: ignore[arg-type]
+jext.lowering.ffi_rule("k", primitive=jnp.sin, input_output_aliases={"x": 0})  # type: ignore[dict-item]

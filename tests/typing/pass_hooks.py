@@ -41,6 +41,17 @@ hooked.def_lowering(
     ),
     platform="cpu",
 )
+hooked.def_lowering(
+    jext.lowering.ffi_rule(
+        "typing_kernel",
+        primitive=hooked,
+        results=lambda x: x,
+        attrs={"n": jext.lowering.ComputedAttr("uint64", lambda x: x.size)},
+        input_output_aliases={0: 0},
+        has_side_effect=True,
+    ),
+    platform="cuda",
+)
 
 
 @jext.hooks.register_rng_impls

@@ -104,6 +104,7 @@ def softplus_examples() -> Iterator[jext.Example]:
 double.def_batching_elementwise()
 assert_type(softplus.examples(), list[jext.Example])
 assert_type(jext.lowering.export(softplus, x).rules, Mapping[str, Mapping[str, str]])
+assert_type(jext.lowering.export(softplus, x).custom_calls, tuple[str, ...])
 assert_type(jext.testing.check_primitive(softplus), jext.testing.PrimitiveReport)
 assert_type(jext.primitives(), Mapping[str, jext.Primitive[..., Any]])
 assert_type(jext.plugins(), list[jext.PluginInfo])

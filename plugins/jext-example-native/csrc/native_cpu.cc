@@ -105,6 +105,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JextNativeRmsNormCpu, RmsNormImpl,
                                   .Ret<ffi::AnyBuffer>()
                                   .Attr<float>("eps"));
 
+// The handlers vendored from JAX's examples (jax_examples.cc).
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JextNativeRmsNormFwdCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JextNativeRmsNormBwdCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JextNativeCounterCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JextNativeAliasingCpu);
+
 // --- the Python module --------------------------------------------------------------------
 
 namespace {
@@ -126,7 +132,11 @@ PyObject* Handlers(PyObject*, PyObject*) {
   PyObject* dict = PyDict_New();
   if (dict == nullptr) return nullptr;
   if (!AddHandler(dict, "jext_native_softplus", Capsule(JextNativeSoftplusCpu)) ||
-      !AddHandler(dict, "jext_native_rms_norm", Capsule(JextNativeRmsNormCpu))) {
+      !AddHandler(dict, "jext_native_rms_norm", Capsule(JextNativeRmsNormCpu)) ||
+      !AddHandler(dict, "jext_native_rms_norm_fwd", Capsule(JextNativeRmsNormFwdCpu)) ||
+      !AddHandler(dict, "jext_native_rms_norm_bwd", Capsule(JextNativeRmsNormBwdCpu)) ||
+      !AddHandler(dict, "jext_native_counter", Capsule(JextNativeCounterCpu)) ||
+      !AddHandler(dict, "jext_native_aliasing", Capsule(JextNativeAliasingCpu))) {
     Py_DECREF(dict);
     return nullptr;
   }

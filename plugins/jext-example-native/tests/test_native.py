@@ -6,6 +6,7 @@ and exported for their platforms, and run only in the ``gpu``-marked tests.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jext_example_native import _native_cpu, rms_norm, softplus, swish
+from jext_example_native import (
+    _native_cpu,
+    counter,
+    rms_norm,
+    rms_norm_bwd,
+    rms_norm_fwd,
+    softplus,
+    swish,
+)
 
 import jext
 import jext.lowering
@@ -157,6 +166,12 @@ def test_export_lowers_each_platform_to_its_kernel() -> None:
     assert custom_calls(swish_fn, swish_ops, "cuda") == {"__gpu$xla.gpu.triton"}
     assert custom_calls(swish_fn, swish_ops, "tpu") == {"tpu_custom_call"}
     assert custom_calls(swish_fn, swish_ops, "cpu") == set()  # the interpreter: plain ops
+    # The report names the calls jax.export refuses by default and jext allowed.
+    allowed = jext.lowering.export(swish_fn, *swish_ops, platforms=["cuda", "tpu"]).custom_calls
+    assert allowed == ("__gpu$xla.gpu.triton",)  # Mosaic TPU's call is allowed by JAX
+    assert jext.lowering.export(softplus_fn, *softplus_ops).custom_calls == (
+        "native_softplus",
+    )
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -231,10 +246,33 @@ rms_norm_split_rows.def_sharding("i j, j -> i j")
 rms_norm_split_rows.def_examples(lambda: [jext.Example(X, W)])
 
 
+@jext.primitive("testnative.rms_norm_by_hand")
+def rms_norm_by_hand(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
+    return rms_norm.reference(x, w, eps=eps)
+
+
+@rms_norm_by_hand.def_lowering(platform="cpu")
+def _rms_norm_by_hand_cpu(x: jax.Array, w: jax.Array, *, eps: float) -> jax.Array:
+    # jax.ffi.ffi_call written out, not through ffi_rule: jext finds the call in the trace.
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)  # type: ignore[no-untyped-call]
+    call = jax.ffi.ffi_call("native_rms_norm", out, vmap_method="broadcast_all")
+    return call(x, w, eps=np.float32(eps))  # type: ignore[no-any-return]
+
+
+rms_norm_by_hand.def_sharding("... i, i -> ... i", need_replication=["i"])
+rms_norm_by_hand.def_examples(lambda: [jext.Example(X, W)])
+
+
 @pytest.fixture(scope="module")
 def sharding_checks() -> dict[str, tuple[str, str]]:
     results = jext.testing.check_sharding(
-        softplus, rms_norm, swish, rms_norm_split_rows
+        softplus,
+        rms_norm,
+        swish,
+        rms_norm_split_rows,
+        rms_norm_by_hand,
+        rms_norm_fwd,
+        rms_norm_bwd,
     )  # one subprocess
     return {name: (r.status, r.message) for name, r in results.items()}
 
@@ -247,6 +285,17 @@ def test_native_kernels_stay_sharded_on_8_devices(
     status, message = sharding_checks[CASES[name][0].name]
     assert status == "pass", message
     assert "operand 0 axis 0 (tiled) over 8" in message
+
+
+@pytest.mark.parametrize("prim", [rms_norm_by_hand, rms_norm_fwd, rms_norm_bwd])
+def test_a_hand_written_ffi_rule_and_jaxs_example_kernels_stay_sharded(
+    sharding_checks: dict[str, tuple[str, str]], prim: jext.Primitive[..., Any]
+) -> None:
+    # A rule calling jax.ffi.ffi_call itself is partitioned by the sharding rule, as an
+    # ffi_rule is: no all-gather of its rows.
+    status, message = sharding_checks[prim.name]
+    assert status == "pass", message
+    assert "axis 0 (tiled) over 8" in message
 
 
 def test_rms_norm_keeps_its_reduced_axis_whole(
@@ -268,7 +317,14 @@ def test_a_rule_that_splits_the_reduced_axis_fails_the_sharding_check(
 
 def test_handlers_come_from_the_compiled_extension_and_are_registered() -> None:
     handlers = _native_cpu.handlers()
-    assert sorted(handlers) == ["jext_native_rms_norm", "jext_native_softplus"]
+    assert sorted(handlers) == [
+        "jext_native_aliasing",
+        "jext_native_counter",
+        "jext_native_rms_norm",
+        "jext_native_rms_norm_bwd",
+        "jext_native_rms_norm_fwd",
+        "jext_native_softplus",
+    ]
     assert all(type(h).__name__ == "PyCapsule" for h in handlers.values())
     targets = jext._registry.registry().ffi_targets()
     owners = {key: owned.plugin for key, owned in targets.items()}
@@ -276,11 +332,135 @@ def test_handlers_come_from_the_compiled_extension_and_are_registered() -> None:
     assert targets[("native_rms_norm", "cpu")].item.batch_partitionable
 
 
+def test_a_float64_param_keeps_the_kernels_float32_result() -> None:
+    # The handlers write in x's dtype; a float64 param (x64 on) no longer promotes the
+    # reference, whose float64 result the float32 kernel filled only in part.
+    with jax.enable_x64(True):
+        y = softplus(X, beta=np.float64(2.0))
+        assert y.dtype == np.float32
+        _close(y, softplus.reference(X, beta=2.0))
+        jitted = jax.jit(lambda x: softplus(x, beta=np.float64(2.0)))
+        _close(jitted(X), softplus.reference(X, beta=2.0))
+        z = rms_norm(X, W, eps=np.float64(1e-3))
+        assert z.dtype == np.float32
+        _close(z, rms_norm.reference(X, W, eps=1e-3))
+        s = swish(X, beta=np.float64(0.8))  # the Pallas kernel's out_shape is x's too
+        assert s.dtype == np.float32
+        _close(s, swish.reference(X, beta=0.8))
+
+
+def test_operands_the_kernel_cannot_take_are_a_rule_error_naming_both_types() -> None:
+    # A float64 w promotes the reference to float64; the handler writes x's float32.
+    with jax.enable_x64(True), pytest.raises(jext.RuleError) as info:
+        rms_norm(X, W.astype(np.float64))
+    assert str(info.value).startswith(
+        "FFI target 'native_rms_norm' (lowering 'native.rms_norm'): the kernel declares "
+        "result(s) float32[3,4] (ffi_rule(results=...)), but the primitive's abstract "
+        "evaluation gives float64[3,4] for operand(s) float32[3,4], float64[4]"
+    )
+
+
 def test_float64_runs_the_double_kernel() -> None:
     with jax.enable_x64(True):
         x = np.linspace(-3.0, 3.0, 7)
         _close(jax.jit(softplus)(x), softplus.reference(x), rtol=1e-14)
         assert jax.jit(softplus)(x).dtype == np.float64
+
+
+# --- JAX's FFI examples: rms_norm_fwd/bwd, the counter, aliasing ----------------------------
+
+
+def _rms_norm_fwd_jnp(x: jax.Array, eps: float = 1e-5) -> tuple[jax.Array, jax.Array]:
+    scale = 1.0 / jnp.sqrt(jnp.mean(x * x, axis=-1) + eps)
+    return x * scale[..., None], scale
+
+
+def test_rms_norm_fwd_and_bwd_kernels_match_jnp() -> None:
+    x = jnp.asarray(X)
+    ct = jnp.asarray(np.cos(X))
+    for run in (lambda f, *a: f(*a), lambda f, *a: jax.jit(f)(*a)):
+        y, res = run(rms_norm_fwd, x)
+        want_y, want_res = _rms_norm_fwd_jnp(x)
+        _close(y, want_y)
+        _close(res, want_res)
+        assert res.shape == (3,)
+        # The backward kernel is the VJP of the forward pass's first result.
+        _, vjp = jax.vjp(lambda v: _rms_norm_fwd_jnp(v)[0], x)
+        _close(run(rms_norm_bwd, res, x, ct), vjp(ct)[0], rtol=1e-5)
+    hlo = jax.jit(rms_norm_bwd).lower(res, x, ct).compile().as_text()
+    assert 'custom_call_target="native_rms_norm_bwd"' in hlo
+    xs = jnp.stack([x, 2 * x])
+    _close(jax.vmap(rms_norm_fwd)(xs)[1], jax.vmap(_rms_norm_fwd_jnp)(xs)[1])
+
+
+@pytest.mark.parametrize("prim", [rms_norm_fwd, rms_norm_bwd], ids=lambda p: p.name)
+def test_jaxs_example_kernels_pass_the_conformance_checks(prim: jext.Primitive[..., Any]) -> None:
+    assert jext.testing.check_primitive(prim).ok
+
+
+def test_the_stateful_counter_counts_every_run_as_jaxs_own_ffi_call_does() -> None:
+    assert [int(counter(index=101)) for _ in range(3)] == [0, 1, 2]
+    run = jax.jit(lambda: counter(index=102) + 0)  # the result is used: the call stays
+    assert [int(run()) for _ in range(3)] == [0, 1, 2]
+    assert int(counter(index=102)) == 3  # three jitted runs counted
+    # The same handler called by jax.ffi.ffi_call directly, as JAX's example does.
+    jax.ffi.register_ffi_target(
+        "testnative_jax_counter", _native_cpu.handlers()["jext_native_counter"]
+    )
+    out = jax.ShapeDtypeStruct((), jnp.int32)  # type: ignore[no-untyped-call]
+    twin = jax.ffi.ffi_call("testnative_jax_counter", out, has_side_effect=True)
+    run_twin = jax.jit(lambda: twin(index=np.int64(105)) + 0)
+    assert [int(run_twin()) for _ in range(3)] == [0, 1, 2]
+    # One state per index, whichever way the handler is called.
+    assert int(counter(index=105)) == 3
+    assert int(run_twin()) == 4
+
+
+def test_the_counters_side_effect_reaches_the_custom_call_and_the_export() -> None:
+    text = jax.jit(lambda: counter(index=103)).lower().as_text()
+    assert re.search(r"custom_call @native_counter\(\).*has_side_effect = true", text)
+    exported = jext.lowering.export(lambda: counter(index=104), platforms=["cpu"])
+    assert exported.custom_calls == ("native_counter",)
+    restored = jax.export.deserialize(exported.exported.serialize())
+    assert [int(restored.call()) for _ in range(3)] == [0, 1, 2]
+    assert counter.lowering_platforms() == {"cpu": "ffi:native_counter"}
+
+
+@jext.primitive("testnative.in_place")
+def in_place(x: jax.Array, /) -> jax.Array:
+    return x
+
+
+@jext.primitive("testnative.not_in_place")
+def not_in_place(x: jax.Array, /) -> jax.Array:
+    return x
+
+
+# The handler fails unless XLA hands it the output in the input's buffer.
+in_place.def_lowering(
+    jext.lowering.ffi_rule(
+        "native_aliasing", primitive=in_place, results=lambda x: x, input_output_aliases={0: 0}
+    ),
+    platform="cpu",
+)
+not_in_place.def_lowering(
+    jext.lowering.ffi_rule("native_aliasing", primitive=not_in_place), platform="cpu"
+)
+
+
+def test_input_output_aliases_reach_xla() -> None:
+    _close(jax.jit(in_place)(X), X)
+    with pytest.raises(Exception, match="should point to the same data"):
+        jax.block_until_ready(jax.jit(not_in_place)(X))
+
+
+def test_a_hand_written_ffi_rule_runs_exports_and_passes_the_lowering_check() -> None:
+    _close(jax.jit(rms_norm_by_hand)(X, W), rms_norm.reference(X, W))
+    result = jext.lowering.export(rms_norm_by_hand, X, W)
+    assert result.custom_calls == ("native_rms_norm",)
+    _close(result.call(X, W), rms_norm.reference(X, W))
+    report = jext.testing.check_primitive(rms_norm_by_hand, checks=["lowering"])
+    assert report.ok
 
 
 # --- on a GPU -------------------------------------------------------------------------------

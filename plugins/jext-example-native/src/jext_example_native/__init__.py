@@ -4,11 +4,18 @@
 - ``native.rms_norm``: row-wise over the last axis; the handlers treat every leading axis
   as a row, so ``vmap`` hands them the batch in one call, and the cpu target is declared
   batch-partitionable.
+- ``native.rms_norm_fwd`` and ``native.rms_norm_bwd``: JAX's FFI example's RMS norm
+  (``examples/ffi``), its forward pass returning the residuals and its backward pass;
+  C++ handlers on cpu.
+- ``native.counter``: JAX's FFI example's stateful handler, a per-index call count kept
+  in C++ between calls, called with ``has_side_effect=True``; cpu only.
 - ``native.swish``: a Pallas kernel; Triton on cuda, Mosaic on tpu, interpret mode on cpu.
 
 Each has a jnp reference (what its JVP derives from, and what ``jext check`` holds the
-kernels to) and examples.  The handlers are compiled by ``pip install`` (see setup.py) and
-registered with XLA by :func:`register_ffi_targets` when jext loads plugins.
+kernels to) and examples, except the counter, whose values depend on the calls before it
+(its reference gives only its result type).  The handlers are compiled by ``pip install``
+(see setup.py) and registered with XLA by :func:`register_ffi_targets` when jext loads
+plugins.
 """
 
 from __future__ import annotations
@@ -29,10 +36,13 @@ from jext_example_native import _pallas
 
 __all__ = [
     "CUDA_LIBRARY",
+    "counter",
     "cuda_library",
     "register_ffi_targets",
     "register_primitives",
     "rms_norm",
+    "rms_norm_bwd",
+    "rms_norm_fwd",
     "softplus",
     "swish",
 ]
@@ -54,16 +64,25 @@ def cuda_library() -> Path | None:
 # --- native.softplus: C++ and CUDA handlers ------------------------------------------------
 
 
+def _in_dtype_of(x: jax.Array, param: float) -> jax.Array:
+    """``param`` in ``x``'s floating dtype: the kernels compute in the operand's type, so a
+    float64 param (with x64 on) does not promote a float32 operand."""
+    return jnp.asarray(param, dtype=jnp.result_type(x, float))
+
+
 @jext.primitive("native.softplus")
 def softplus(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
-    """``log(1 + exp(beta * x)) / beta``, elementwise."""
-    return jnp.logaddexp(beta * x, 0.0) / beta
+    """``log(1 + exp(beta * x)) / beta``, elementwise, in ``x``'s dtype."""
+    b = _in_dtype_of(x, beta)
+    return jnp.logaddexp(b * x, 0.0) / b
 
 
 # Elementwise, so the kernel runs on any shape: vmap hands it the whole batch at once.
+# The handler writes its result in x's shape and dtype.
 _softplus_ffi = jext.lowering.ffi_rule(
     "native_softplus",
     primitive=softplus,
+    results=lambda x: x,
     attrs={"beta": "float32"},
     vmap_method="broadcast_all",
 )
@@ -87,22 +106,25 @@ def _softplus_examples() -> Iterator[jext.Example]:
 def rms_norm(x: jax.Array, w: jax.Array, /, *, eps: float = 1e-6) -> jax.Array:
     """``x / sqrt(mean(x**2, axis=-1) + eps) * w``: each row (last axis) to unit RMS, scaled.
 
-    ``w`` is 1-D, of ``x``'s last axis.
+    ``w`` is 1-D, of ``x``'s last axis; the result has ``x``'s dtype when ``w`` has it too.
     """
     if jnp.ndim(w) != 1 or jnp.shape(w)[0] != jnp.shape(x)[-1]:
         raise ValueError(
             f"native.rms_norm: w must be 1-D of x's last axis {jnp.shape(x)[-1:]}, got shape "
             f"{jnp.shape(w)}"
         )
-    return x * jax.lax.rsqrt(jnp.mean(jnp.square(x), axis=-1, keepdims=True) + eps) * w
+    mean_square = jnp.mean(jnp.square(x), axis=-1, keepdims=True)
+    return x * jax.lax.rsqrt(mean_square + _in_dtype_of(x, eps)) * w
 
 
 # Leading axes are rows to the kernel, and w's leading axes a prefix of x's: with
 # "broadcast_all" a vmapped batch axis comes in front of both, so a batch is one call.
+# The handler writes x's shape and dtype (and refuses a w of another dtype).
 rms_norm.def_lowering(
     jext.lowering.ffi_rule(
         "native_rms_norm",
         primitive=rms_norm,
+        results=lambda x, w: x,
         attrs={"eps": "float32"},
         vmap_method="broadcast_all",
     ),
@@ -123,13 +145,105 @@ def _rms_norm_examples() -> Iterator[jext.Example]:
     yield jext.Example(rows.reshape(3, 1, 5), w, eps=1e-3)
 
 
+# --- native.rms_norm_fwd / native.rms_norm_bwd: JAX's FFI example, with residuals -----------
+
+
+@jext.primitive("native.rms_norm_fwd")
+def rms_norm_fwd(x: jax.Array, /, *, eps: float = 1e-5) -> tuple[jax.Array, jax.Array]:
+    """JAX's FFI example's forward pass: ``(x * scale, scale)`` with ``scale`` the
+    per-row ``1 / sqrt(mean(x**2, axis=-1) + eps)``, of shape ``x.shape[:-1]``."""
+    scale = jax.lax.rsqrt(jnp.mean(jnp.square(x), axis=-1) + _in_dtype_of(x, eps))
+    return x * scale[..., None], scale
+
+
+@jext.primitive("native.rms_norm_bwd")
+def rms_norm_bwd(res: jax.Array, x: jax.Array, ct: jax.Array, /) -> jax.Array:
+    """JAX's FFI example's backward pass: the cotangent of ``x`` from ``rms_norm_fwd``'s
+    residual ``res`` (the scale), ``x`` and the cotangent ``ct`` of ``x * scale``."""
+    scale = res[..., None]
+    dot = jnp.sum(x * ct, axis=-1, keepdims=True)
+    return scale * ct - dot * scale**3 / jnp.shape(x)[-1] * x
+
+
+def _rms_norm_fwd_results(x: jax.ShapeDtypeStruct) -> tuple[Any, Any]:
+    """What the forward handler writes: y like x, and one scale per row in x's dtype."""
+    scale = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)  # type: ignore[no-untyped-call]
+    return x, scale
+
+
+# Both handlers treat every leading axis as a row and write in x's dtype.
+rms_norm_fwd.def_lowering(
+    jext.lowering.ffi_rule(
+        "native_rms_norm_fwd",
+        primitive=rms_norm_fwd,
+        results=_rms_norm_fwd_results,
+        attrs={"eps": "float32"},
+        vmap_method="broadcast_all",
+    ),
+    platform="cpu",
+)
+rms_norm_bwd.def_lowering(
+    jext.lowering.ffi_rule(
+        "native_rms_norm_bwd",
+        primitive=rms_norm_bwd,
+        results=lambda res, x, ct: ct,
+        vmap_method="broadcast_all",
+    ),
+    platform="cpu",
+)
+
+
+# Rows split across devices; each row's axis, reduced inside the kernels, stays whole.
+rms_norm_fwd.def_sharding("... i -> ... i, ...", need_replication=["i"])
+rms_norm_bwd.def_sharding("..., ... i, ... i -> ... i", need_replication=["i"])
+
+
+@rms_norm_fwd.def_examples
+def _rms_norm_fwd_examples() -> Iterator[jext.Example]:
+    yield jext.Example(np.linspace(-2.0, 3.0, 15, dtype=np.float32).reshape(3, 5))
+    yield jext.Example(np.linspace(0.5, 1.5, 8, dtype=np.float32).reshape(2, 1, 4), eps=1e-3)
+
+
+@rms_norm_bwd.def_examples
+def _rms_norm_bwd_examples() -> Iterator[jext.Example]:
+    x = np.linspace(-2.0, 3.0, 15, dtype=np.float32).reshape(3, 5)
+    ct = np.linspace(1.0, -1.0, 15, dtype=np.float32).reshape(3, 5)
+    yield jext.Example(np.asarray(rms_norm_fwd.reference(jnp.asarray(x))[1]), x, ct)
+
+
+# --- native.counter: a handler with state (JAX's FFI example) ------------------------------
+
+
+@jext.primitive("native.counter", reference_lowering=False)
+def counter(*, index: int) -> jax.Array:
+    """How many earlier calls had this ``index`` (0 on the first): a C++ handler keeps
+    the counts between calls.  The reference gives only the result type (int32[]): the
+    state exists only in the handler, so the primitive lowers on cpu alone."""
+    return jnp.zeros((), jnp.int32)
+
+
+_COUNT: Final = jax.ShapeDtypeStruct((), jnp.int32)  # type: ignore[no-untyped-call]
+
+# has_side_effect: XLA keeps every call, and never merges two calls with one index.
+counter.def_lowering(
+    jext.lowering.ffi_rule(
+        "native_counter",
+        primitive=counter,
+        results=lambda: _COUNT,
+        attrs={"index": "int64"},
+        has_side_effect=True,
+    ),
+    platform="cpu",
+)
+
+
 # --- native.swish: a Pallas kernel ---------------------------------------------------------
 
 
 @jext.primitive("native.swish")
 def swish(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
-    """``x * sigmoid(beta * x)``, elementwise."""
-    return x * jax.nn.sigmoid(beta * x)
+    """``x * sigmoid(beta * x)``, elementwise, in ``x``'s dtype (the kernel's)."""
+    return x * jax.nn.sigmoid(_in_dtype_of(x, beta) * x)
 
 
 swish.def_lowering(_pallas.swish_interpret, platform="cpu")
@@ -153,6 +267,9 @@ def _swish_examples() -> Iterator[jext.Example]:
 def register_primitives(registry: jext.PrimitiveRegistrar) -> None:
     registry.add(softplus)
     registry.add(rms_norm)
+    registry.add(rms_norm_fwd)
+    registry.add(rms_norm_bwd)
+    registry.add(counter)
     registry.add(swish)
 
 
@@ -172,6 +289,13 @@ def register_ffi_targets(registry: jext.FfiTargetRegistrar) -> None:
         platform="cpu",
         batch_partitionable=True,
     )
+    for handler in (
+        "jext_native_rms_norm_fwd",
+        "jext_native_rms_norm_bwd",
+        "jext_native_counter",
+        "jext_native_aliasing",
+    ):  # the C++ handlers' names; the targets are in this plugin's namespace, native_*
+        registry.add(handler.removeprefix("jext_"), handlers[handler], platform="cpu")
     library = cuda_library()
     if library is not None:  # built where nvcc was found; the cuda rule exports without it
         cuda = registry.load_library(library)
