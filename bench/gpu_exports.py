@@ -70,6 +70,7 @@ def check(prim: Any, platform: str) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--platforms", default="cuda,rocm,tpu")
+    parser.add_argument("--smoke", action="store_true", help="the same: it is already quick")
     platforms = parser.parse_args().platforms.split(",")
     prims = [p for name, p in jext.primitives().items() if name.startswith(NAMESPACE)]
     failed = 0

@@ -6,6 +6,12 @@ import sys as _sys
 import types as _types
 from typing import TYPE_CHECKING
 
+from jext import _host
+
+# The plugin registry answers the core's questions (which plugins, which RNG by name) once
+# asked: importing it here would scan nothing but cost its own import time.
+_host.install_on_first_use(lambda: _importlib.import_module("jext._registry"))
+
 if TYPE_CHECKING:
     from jext import hooks as hooks
     from jext import random as random

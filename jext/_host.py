@@ -4,8 +4,9 @@ jext's core (``jext.primitives``, ``jext.lowering``, ``jext.rng_impls``, ``jext.
 never imports the plugin registry.  Where it needs what only plugins know (load them
 before a primitive's first bind, find an RNG implementation or a native kernel by
 name, decide who may redefine a primitive name) it asks the :class:`Host` installed
-here.  ``jext._registry`` installs itself when imported (``import jext`` does that);
-until then the host is a process without plugins.
+here.  ``jext._registry`` installs itself when imported; ``import jext`` names it as the
+host to import on the first question, so that importing jext stays cheap; a process
+that imports jext's core alone has a host without plugins.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 
@@ -36,6 +37,7 @@ __all__ = [
     "env_flag",
     "host",
     "install",
+    "install_on_first_use",
     "rng_native_wanted",
 ]
 
@@ -128,11 +130,26 @@ class _NoPlugins:
 
 
 _HOST: list[Host] = [_NoPlugins()]
+_PENDING: list[Callable[[], object]] = []
+_PENDING_LOCK: Final = threading.Lock()
 
 
 def host() -> Host:
-    """The installed host (the plugin registry once ``jext`` is imported)."""
+    """The installed host: the plugin registry once ``jext`` is imported (it is imported
+    on the first question, see :func:`install_on_first_use`)."""
+    if _PENDING:
+        with _PENDING_LOCK:
+            pending = _PENDING[:]
+            _PENDING.clear()
+        for install_host in pending:
+            install_host()
     return _HOST[0]
+
+
+def install_on_first_use(importer: Callable[[], object]) -> None:
+    """Call ``importer`` (which installs the host) when the core first asks the host."""
+    with _PENDING_LOCK:
+        _PENDING.append(importer)
 
 
 def install(implementation: Host) -> None:

@@ -182,7 +182,8 @@ jobs:
       - run: pip install -e ".[test]"
       - id: versions
         run: |
-          versions='import jax, jaxlib; print(jax.__version__, jaxlib.__version__, sep="-")'
+          versions='from importlib.metadata import version as v
+          print(v("jax"), v("jaxlib"), sep="-")'
           echo "jax=$(python -c "$versions")" >> "$GITHUB_OUTPUT"
       # jext check keeps what it compiles in ~/.cache/jext: with the folder restored,
       # only what changed compiles afresh.

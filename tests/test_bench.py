@@ -23,6 +23,8 @@ SCRIPTS = {
     "bench_check.py": "command, warm, CPU",
     "bench_check_all.py": "warm cpu  per item",
     "bench_core.py": "goals met: ",
+    "bench_native.py": "CPU: ratios reported, no goal",
+    "gpu_exports.py": "exports: ",
     "bench_plugins.py": "goals met: ",
     "bench_rng.py": "goals met: ",
     "bench_scipy.py": "goal(s) missed; load average at end",

@@ -113,6 +113,6 @@ def test_a_wrong_call_gives_the_expected_error(downstream: tuple[Path, Path]) ->
     result = mypy(python, pkg, "use_wrong.py")
     assert result.returncode == 1
     assert (
-        'use_wrong.py:6: error: Argument "factor" to "__call__" of "_downstream_scale" has '
+        'use_wrong.py:6: error: Argument "factor" to "__call__" of "_downstream__scale" has '
         'incompatible type "str"; expected "float"  [arg-type]'
     ) in result.stdout

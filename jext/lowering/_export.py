@@ -9,8 +9,7 @@ from typing import Any, Final
 
 import jax
 
-from jext import _jax
-from jext._registry import registry
+from jext import _host, _jax
 from jext.lowering._ffi import ffi_targets
 from jext.primitives._lowering import rule_ffi_targets
 from jext.primitives._primitive import Primitive, defined_primitives
@@ -118,5 +117,6 @@ def _allowed_custom_calls(plugins: bool) -> tuple[str, ...]:
     and, with ``plugins``, every target a plugin registered (on any platform)."""
     targets = set(ffi_targets()) | rule_ffi_targets()
     if plugins:
-        targets.update(name for name, _ in registry().ffi_targets())
+        _host.host().load_plugins()
+        targets.update(name for name, _ in _host.FFI_TARGETS)
     return (*sorted(targets), *_jax.PALLAS_GPU_CUSTOM_CALLS)

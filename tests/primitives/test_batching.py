@@ -30,7 +30,7 @@ def test_nested_vmap_with_unbatched_operands_keeps_one_equation() -> None:
     assert [e for e in _equations(f, a, x) if e != "transpose"] == ["batch.axpy"]
     np.testing.assert_allclose(f(a, x), jax.vmap(jax.vmap(jnp.multiply, (None, 0)), (0, 1))(a, x))
     jaxpr = str(jax.make_jaxpr(f)(a, x))
-    assert "jext_vmap=((4, (True, True), None), (3, (False, True), None))" in jaxpr
+    assert "jext_vmap=((4, (True, True), None, None), (3, (False, True), None, None))" in jaxpr
 
 
 def test_a_custom_impl_runs_per_example_under_eager_vmap() -> None:
