@@ -202,8 +202,8 @@ def _times_a(a: Any, x: Any) -> Any:
 @pytest.mark.parametrize(
     "transform",
     [
-        lambda f: jax.jit(f),
-        lambda f: jax.vmap(f),
+        jax.jit,
+        jax.vmap,
         lambda f: jax.vmap(f, in_axes=(0, None)),
         lambda f: jax.grad(lambda a, x: f(a, x).sum(), argnums=(0, 1)),
         lambda f: jax.jit(jax.vmap(jax.grad(f, argnums=(0, 1)))),
@@ -365,7 +365,11 @@ def test_collectives_in_a_reference_under_shard_map() -> None:
         "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
     }
     done = subprocess.run(
-        [sys.executable, "-c", SHARD_MAP_SCRIPT], env=env, capture_output=True, text=True
+        [sys.executable, "-c", SHARD_MAP_SCRIPT],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0 and done.stdout.strip() == "OK", done.stdout + done.stderr
 
@@ -396,7 +400,10 @@ def test_batching_rule_derivatives_match_custom_vmap(transform: Any) -> None:
 def test_reverse_mode_of_a_batched_rule_agrees_with_forward_mode() -> None:
     # custom_vmap refuses reverse mode under vmap; jext differentiates the rule there too,
     # so each reverse-mode composition equals its forward-mode counterpart.
-    close(jax.vmap(jax.grad(sin_by_cos))(XS), jax.vmap(lambda x: jax.jvp(sin_by_cos_twin, (x,), (1.0,))[1])(XS))
+    close(
+        jax.vmap(jax.grad(sin_by_cos))(XS),
+        jax.vmap(lambda x: jax.jvp(sin_by_cos_twin, (x,), (1.0,))[1])(XS),
+    )
     close(jax.jacrev(sin_by_cos)(XS), jax.jacfwd(sin_by_cos_twin)(XS))
     close(jax.vmap(jax.grad(jax.grad(sin_by_cos)))(XS), -jnp.cos(XS))
     close(jax.grad(sin_by_cos)(0.4), jnp.cos(0.4))  # unbatched: the reference's
@@ -408,7 +415,9 @@ def test_a_batching_rule_result_of_the_wrong_shape_is_a_rule_error() -> None:
         return jnp.sin(x)
 
     f.def_batching(lambda args, dims: (jnp.sin(args[0][0]), 0))  # one example, not the batch
-    with pytest.raises(jext.RuleError, match=r"batching rule of primitive 'twins\.bad_batch_shape'"):
+    with pytest.raises(
+        jext.RuleError, match=r"batching rule of primitive 'twins\.bad_batch_shape'"
+    ):
         jax.vmap(f)(jnp.ones((3, 3)))
 
 
@@ -441,8 +450,17 @@ def _loss(f: Any) -> Any:
         lambda f: jax.grad(lambda x: f(x, 2.0))(0.5),
     ],
     ids=[
-        "grad", "jit-grad", "vjp", "jacrev", "vmap-grad", "grad-vmap", "vmap-grad-shared",
-        "checkpoint", "grad-grad", "scan", "scalars",
+        "grad",
+        "jit-grad",
+        "vjp",
+        "jacrev",
+        "vmap-grad",
+        "grad-vmap",
+        "vmap-grad-shared",
+        "checkpoint",
+        "grad-grad",
+        "scan",
+        "scalars",
     ],
 )
 def test_vjp_rules_are_custom_vjps(transform: Any) -> None:

@@ -427,9 +427,7 @@ def _tangent_by_jacrev(
     def along(o: Any, row: Sequence[Any]) -> Any:
         if not _is_inexact(o):
             return jnp.zeros(jnp.shape(o))
-        return sum(
-            jnp.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(row, tangents, strict=True)
-        )
+        return sum(jnp.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(row, tangents, strict=True))
 
     return out, jax.tree.map(along, out, jac)
 

@@ -169,9 +169,7 @@ def test_export_lowers_each_platform_to_its_kernel() -> None:
     # The report names the calls jax.export refuses by default and jext allowed.
     allowed = jext.lowering.export(swish_fn, *swish_ops, platforms=["cuda", "tpu"]).custom_calls
     assert allowed == ("__gpu$xla.gpu.triton",)  # Mosaic TPU's call is allowed by JAX
-    assert jext.lowering.export(softplus_fn, *softplus_ops).custom_calls == (
-        "native_softplus",
-    )
+    assert jext.lowering.export(softplus_fn, *softplus_ops).custom_calls == ("native_softplus",)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -198,9 +196,7 @@ def test_a_kernel_that_disagrees_with_the_reference_fails_the_checks() -> None:
 
     # The softplus handler ignores the doubling: a kernel wired to the wrong reference.
     doubled.def_lowering(
-        jext.lowering.ffi_rule(
-            "native_softplus", primitive=doubled, attrs={"beta": "float32"}
-        ),
+        jext.lowering.ffi_rule("native_softplus", primitive=doubled, attrs={"beta": "float32"}),
         platform="cpu",
     )
     doubled.def_examples(lambda: [jext.Example(X)])
