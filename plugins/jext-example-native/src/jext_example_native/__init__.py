@@ -222,11 +222,13 @@ def rms_normalize(x: jax.Array, /, *, eps: float = 1e-5) -> jax.Array:
     return rms_norm_fwd.reference(x, eps=eps)[0]
 
 
+def _rms_normalize_fwd(x: jax.Array, *, eps: float) -> tuple[jax.Array, tuple[Any, Any]]:
+    y, scale = rms_norm_fwd(x, eps=eps)
+    return y, (scale, x)
+
+
 rms_normalize.def_lowering(lambda x, *, eps: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
-rms_normalize.def_vjp(
-    lambda x, *, eps: (lambda y, scale: (y, (scale, x)))(*rms_norm_fwd(x, eps=eps)),
-    lambda res, ct: (rms_norm_bwd(*res, ct),),
-)
+rms_normalize.def_vjp(_rms_normalize_fwd, lambda res, ct: (rms_norm_bwd(*res, ct),))
 
 
 @rms_normalize.def_examples
