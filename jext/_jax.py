@@ -8,7 +8,9 @@ Tested against jax 0.8.x and 0.10.x; the differences are the version switches at
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -557,6 +559,50 @@ def trace_avals(fun: Callable[..., Sequence[Any]], avals: Sequence[Any]) -> Clos
     debug = _api_util.debug_info("jext", fun, tuple(avals), {})
     jaxpr, _, consts = _pe.trace_to_jaxpr_dynamic(_lu.wrap_init(fun, debug_info=debug), list(avals))
     return ClosedJaxpr(jaxpr, consts)
+
+
+@dataclasses.dataclass(frozen=True)
+class CustomRules:
+    """The function and rules of a ``jax.custom_jvp`` or ``jax.custom_vjp`` object."""
+
+    fun: Callable[..., Any]
+    nondiff_argnums: tuple[int, ...]
+    jvp: Callable[..., Any] | None = None
+    symbolic_zeros: bool = False
+    fwd: Callable[..., Any] | None = None
+    bwd: Callable[..., Any] | None = None
+
+
+def custom_rules(fn: object) -> CustomRules | None:
+    """``fn``'s rules if it is a ``jax.custom_jvp`` or ``jax.custom_vjp`` function (with its
+    rules defined), else None."""
+    if isinstance(fn, jax.custom_jvp):
+        return CustomRules(
+            fn.fun,
+            tuple(fn.nondiff_argnums),
+            jvp=fn.jvp,
+            symbolic_zeros=bool(fn.symbolic_zeros),
+        )
+    if isinstance(fn, jax.custom_vjp):
+        return CustomRules(fn.fun, tuple(fn.nondiff_argnums), fwd=fn.fwd, bwd=fn.bwd)
+    return None
+
+
+def positional_operands(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun`` with its positional-or-keyword parameters made positional-only (a jext
+    primitive's operands), named as ``fun`` so that its definition's origin is ``fun``'s."""
+
+    def reference(*operands: Any, **params: Any) -> Any:
+        return fun(*operands, **params)
+
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(reference, attr, getattr(fun, attr, getattr(reference, attr)))
+    parameters = [
+        p.replace(kind=p.POSITIONAL_ONLY) if p.kind is p.POSITIONAL_OR_KEYWORD else p
+        for p in inspect.signature(fun).parameters.values()
+    ]
+    reference.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return reference
 
 
 def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | None:

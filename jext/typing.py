@@ -20,6 +20,9 @@ jvp                    ``(primals: tuple, tangents: tuple, /, **params) -> (prim
                        tangents_out)``
 transpose              ``(cotangents, *operands, **params) -> tuple`` (one entry per operand,
                        ``None`` for an operand the primitive is not linear in)
+vjp (fwd, bwd)         ``fwd(*operands, **params) -> (outputs, residuals)``;
+                       ``bwd(residuals, cotangents, /, **params) -> tuple`` (one entry per
+                       operand, ``None`` for a zero cotangent)
 batching               ``(args: tuple, dims: tuple[int | None, ...], /, **params) ->
                        (result, out_dims)``
 lowering               ``(*operands, **params) -> result`` (JAX-traceable), or with
@@ -50,6 +53,8 @@ __all__ = [
     "RegisteredPrimitive",
     "SymbolicZero",
     "TransposeRule",
+    "VjpBwdRule",
+    "VjpFwdRule",
 ]
 
 Platform: TypeAlias = Literal["cpu", "cuda", "rocm", "gpu", "tpu"]
@@ -79,6 +84,20 @@ The operands the primitive is linear in arrive as :class:`LinearOperand` (shape 
 dtype only); return ``None`` for the others.  Symbolic-zero cotangents are
 instantiated before the rule is called, and a rule is not called when every
 cotangent is zero.
+"""
+
+VjpFwdRule: TypeAlias = Callable[..., tuple[Any, Any]]
+"""``(*operands, **params) -> (outputs, residuals)``: the forward half of a VJP rule.
+
+``outputs`` has the primitive's result structure, shapes and dtypes; ``residuals`` is
+any pytree of arrays, handed to the backward half unchanged.
+"""
+
+VjpBwdRule: TypeAlias = Callable[..., tuple[Any, ...]]
+"""``(residuals, cotangents, /, **params) -> tuple`` with one cotangent per operand.
+
+``cotangents`` has the primitive's result structure (zeros instantiated); return
+``None`` for an operand whose cotangent is zero.
 """
 
 BatchingRule = TypeVar(

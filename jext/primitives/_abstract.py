@@ -108,7 +108,6 @@ def chain_jaxpr(core: Core, form: Form, avals: Sequence[Any]) -> _jax.ClosedJaxp
     return result
 
 
-
 def base_abstract_eval(core: Core, form: Form, avals: Sequence[Any]) -> tuple[list[Any], Any]:
     """The per-example result avals of the primitive itself, and its result tree."""
     rule = core.rules.abstract_eval

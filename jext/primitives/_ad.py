@@ -24,6 +24,7 @@ from jext.primitives._batching import over_levels
 from jext.primitives._core import Core, Form, as_value, describe, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._markers import LinearOperand, SymbolicZero
+from jext.primitives._vjp import vjp_jvp
 
 __all__ = ["jvp", "jvp_per_example", "transpose"]
 
@@ -73,6 +74,8 @@ def jvp_per_example(
     rules = core.rules
     if rules.jvp is not None:
         return _custom_jvp(core, primals, tangents, form)
+    if rules.vjp_fwd is not None:
+        return vjp_jvp(core, primals, tangents, form, rules.vjp_fwd)
     if rules.transpose is not None:
         return _linear_jvp(core, primals, tangents, form)
     if rules.batching_kind == "custom":  # the derivative of the batching rule under vmap

@@ -31,6 +31,7 @@ from jext.primitives._rules import LoweringEntry, Rule, Rules
 
 __all__ = ["ClosesOverTracers", "Closure", "twin_reference", "twin_rules"]
 
+
 class ClosesOverTracers(Exception):
     """Raised by the reference's tracing when it closed over traced values."""
 

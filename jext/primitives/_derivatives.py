@@ -25,6 +25,7 @@ from jext.primitives._links import apply_chain
 
 __all__ = ["batch_chain", "chain_jvp", "chain_transpose"]
 
+
 def chain_jvp(
     core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
 ) -> tuple[list[Any], list[Any]]:

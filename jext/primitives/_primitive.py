@@ -14,7 +14,7 @@ import importlib
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypeVar, final, overload
+from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, final, overload
 
 import jax
 import numpy as np
@@ -54,6 +54,8 @@ from jext.typing import (
     LoweringRule,
     Platform,
     TransposeRule,
+    VjpBwdRule,
+    VjpFwdRule,
 )
 
 __all__ = [
@@ -129,6 +131,10 @@ def primitive(
     :class:`jext.DefinitionError` for a malformed name or signature, and
     :class:`jext.DuplicateNameError` when another function already defines ``name``.
 
+    A ``jax.custom_jvp`` or ``jax.custom_vjp`` function may be given as the reference:
+    the primitive keeps its JVP rule, or its forward and backward rules
+    (``def_jvp``/``def_vjp``), and its positional parameters become the operands.
+
     The reference must be pure: a reference with side effects (``jax.debug.print``,
     ``io_callback``) raises :class:`jext.DefinitionError` naming the effect when it is
     first traced.
@@ -146,9 +152,36 @@ def primitive(
     platforms = reference_platforms(name, reference_lowering)
 
     def wrap(reference: Callable[P, R]) -> Primitive[P, R]:
-        return Primitive(name, reference, reference_platforms=platforms)
+        adopted = _jax.custom_rules(reference)
+        if adopted is None:
+            return Primitive(name, reference, reference_platforms=platforms)
+        return cast("Primitive[P, R]", _adopt(name, adopted, platforms))
 
     return wrap
+
+
+def _adopt(
+    name: str, adopted: _jax.CustomRules, platforms: frozenset[str | None]
+) -> Primitive[..., Any]:
+    """A ``jax.custom_jvp`` or ``jax.custom_vjp`` function as a primitive with its rules."""
+    if adopted.nondiff_argnums:
+        raise DefinitionError(
+            f"primitive {name!r}: the custom function has nondiff_argnums="
+            f"{adopted.nondiff_argnums}; a primitive's non-differentiable arguments are its "
+            "keyword-only static params: define it with those as keyword-only parameters"
+        )
+    if adopted.jvp is None and adopted.fwd is None:
+        raise DefinitionError(
+            f"primitive {name!r}: the custom function has no rules yet; define them "
+            "(defjvp / defvjp) before making it a primitive"
+        )
+    reference = _jax.positional_operands(adopted.fun)
+    prim: Primitive[..., Any] = Primitive(name, reference, reference_platforms=platforms)
+    if adopted.jvp is not None:
+        prim.def_jvp(adopted.jvp, symbolic_zeros=adopted.symbolic_zeros)
+    if adopted.fwd is not None and adopted.bwd is not None:
+        prim.def_vjp(adopted.fwd, adopted.bwd)
+    return prim
 
 
 def _check_name(name: object) -> None:
@@ -460,6 +493,11 @@ class Primitive(Generic[P, R]):
         """
         if rule is None:
             return functools.partial(self.def_transpose, linear_in=linear_in)
+        if self.rules.vjp_fwd is not None:
+            raise DefinitionError(
+                f"primitive {self.name!r}: def_vjp and def_transpose both say how to "
+                "differentiate it in reverse mode; declare one"
+            )
         n = self._n()
         if linear_in is not None and n is not None and any(not 0 <= i < n for i in linear_in):
             raise DefinitionError(
@@ -472,6 +510,40 @@ class Primitive(Generic[P, R]):
             linear_in=None if linear_in is None else tuple(linear_in),
         )
         return rule
+
+    def def_vjp(self, fwd: VjpFwdRule, bwd: VjpBwdRule) -> None:
+        """Differentiate in reverse mode with a forward and a backward rule, as ``custom_vjp``.
+
+        ``fwd(*operands, **params) -> (outputs, residuals)``: the outputs shaped like the
+        primitive's results, the residuals any pytree of arrays.
+        ``bwd(residuals, cotangents, **params) -> tuple``: one cotangent per operand
+        (``None`` for a zero one).  Either may declare only the static params it needs,
+        and either may call jext primitives (a forward and a backward kernel, each with its
+        own platform rules and batching).
+
+        ``grad``, ``vjp``, ``jacrev``, ``checkpoint`` and ``scan`` run ``fwd`` and
+        ``bwd``; under ``vmap`` they run vectorized.  Forward mode (``jax.jvp``,
+        ``jacfwd``) raises :class:`jext.RuleError` naming the primitive, as
+        ``custom_vjp`` raises, unless a ``def_jvp`` is given too (which then wins).
+
+        Example::
+
+            @attention.def_vjp
+            ...
+
+        is written ``attention.def_vjp(attention_fwd, attention_bwd)``.
+        """
+        if self.rules.transpose is not None:
+            raise DefinitionError(
+                f"primitive {self.name!r}: def_vjp and def_transpose both say how to "
+                "differentiate it in reverse mode; declare one"
+            )
+        n = self._n()
+        self._define(
+            "vjp",
+            vjp_fwd=self._rule("vjp fwd", fwd, n),
+            vjp_bwd=self._rule("vjp bwd", bwd, 2),
+        )
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:
         """Use ``rule(args, dims, **params) -> (result, out_dims)`` under ``vmap``."""

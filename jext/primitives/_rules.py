@@ -123,6 +123,8 @@ class Rules:
     impl: Rule | None = None
     jvp: Rule | None = None
     jvp_symbolic_zeros: bool = False
+    vjp_fwd: Rule | None = None
+    vjp_bwd: Rule | None = None
     transpose: Rule | None = None
     linear_in: tuple[int, ...] | None = None
     batching: Rule | None = None
@@ -173,6 +175,7 @@ class Rules:
             "impl": source(self.impl),
             "jvp": self._jvp_source(),
             "transpose": "none" if self.transpose is None else "custom",
+            "vjp": "none" if self.vjp_fwd is None else "custom",
             "batching": self.batching_kind,
             "lowering": ("custom:" + ",".join(custom)) if custom else "default",
             "sharding": self.sharding_source,
@@ -181,6 +184,8 @@ class Rules:
     def _jvp_source(self) -> str:
         if self.jvp is not None and getattr(self.jvp.fn, NONDIFFERENTIABLE_ATTR, False):
             return "nondifferentiable"
+        if self.jvp is None and self.vjp_fwd is not None:
+            return "reverse only"
         if self.jvp is None and self.transpose is not None:
             return "linear"
         return "default" if self.jvp is None else "custom"
@@ -190,8 +195,9 @@ class Rules:
         another declaration (a linear JVP from the transpose, an elementwise or batch
         sharding rule) or from the reference is not one of them."""
         derived = {
-            "jvp": {"default", "linear"},
+            "jvp": {"default", "linear", "reverse only"},
             "transpose": {"none"},
+            "vjp": {"none"},
             "sharding": {"elementwise", "batch"},
         }
         return tuple(

@@ -390,7 +390,10 @@ def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[
         return case.call_flat(*full)
 
     def jvp_and_fd(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any, Any]:
-        out, tangent = jax.jvp(in_active, primals, tangents)
+        if _reverse_only(case):
+            out, tangent = _tangent_by_jacrev(in_active, primals, tangents)
+        else:
+            out, tangent = jax.jvp(in_active, primals, tangents)
         plus = in_active(*(p + eps * t for p, t in zip(primals, tangents, strict=True)))
         minus = in_active(*(p - eps * t for p, t in zip(primals, tangents, strict=True)))
         fd = jax.tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
@@ -404,6 +407,29 @@ def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[
         return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out), finite
 
     return jvp_and_fd, (tuple(leaves[i] for i in active), direction)
+
+
+def _reverse_only(case: _Case) -> bool:
+    """Whether the primitive is differentiated by a VJP rule alone (no forward mode)."""
+    rules = case.prim.rules
+    return rules.jvp is None and rules.vjp_fwd is not None
+
+
+def _tangent_by_jacrev(
+    fn: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...]
+) -> tuple[Any, Any]:
+    """``fn``'s results and their tangents along ``tangents``, from reverse mode only (the
+    Jacobian by ``jacrev``, contracted with the direction): the VJP rule, checked by the
+    same finite differences as a JVP."""
+    out = fn(*primals)
+    jac = jax.jacrev(fn, argnums=tuple(range(len(primals))))(*primals)
+
+    def along(o: Any, row: Sequence[Any]) -> Any:
+        if not _is_inexact(o):
+            return jnp.zeros(jnp.shape(o))
+        return sum(jnp.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(row, tangents, strict=True))
+
+    return out, jax.tree.map(along, out, jac)
 
 
 def _jvp_finish(case: _Case, dtype: Any, tangent: Any, fd: Any, finite: Any) -> float:
@@ -443,6 +469,11 @@ def check_transpose(case: _Case) -> float | None:
     active = case.inexact()
     if not active:
         raise CheckSkipped("no floating-point operand to differentiate")
+    if _reverse_only(case):
+        raise CheckNotApplicable(
+            "reverse mode only (def_vjp): the jvp check holds the VJP rule to finite "
+            "differences, and there is no forward mode to compare it with"
+        )
     worst = 0.0
     ran: list[str] = []
     if case.prim.has_transpose:

@@ -20,6 +20,7 @@ from jext_example_native import (
     rms_norm,
     rms_norm_bwd,
     rms_norm_fwd,
+    rms_normalize,
     softplus,
     swish,
 )
@@ -169,9 +170,7 @@ def test_export_lowers_each_platform_to_its_kernel() -> None:
     # The report names the calls jax.export refuses by default and jext allowed.
     allowed = jext.lowering.export(swish_fn, *swish_ops, platforms=["cuda", "tpu"]).custom_calls
     assert allowed == ("__gpu$xla.gpu.triton",)  # Mosaic TPU's call is allowed by JAX
-    assert jext.lowering.export(softplus_fn, *softplus_ops).custom_calls == (
-        "native_softplus",
-    )
+    assert jext.lowering.export(softplus_fn, *softplus_ops).custom_calls == ("native_softplus",)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -198,9 +197,7 @@ def test_a_kernel_that_disagrees_with_the_reference_fails_the_checks() -> None:
 
     # The softplus handler ignores the doubling: a kernel wired to the wrong reference.
     doubled.def_lowering(
-        jext.lowering.ffi_rule(
-            "native_softplus", primitive=doubled, attrs={"beta": "float32"}
-        ),
+        jext.lowering.ffi_rule("native_softplus", primitive=doubled, attrs={"beta": "float32"}),
         platform="cpu",
     )
     doubled.def_examples(lambda: [jext.Example(X)])
@@ -393,7 +390,43 @@ def test_rms_norm_fwd_and_bwd_kernels_match_jnp() -> None:
     _close(jax.vmap(rms_norm_fwd)(xs)[1], jax.vmap(_rms_norm_fwd_jnp)(xs)[1])
 
 
-@pytest.mark.parametrize("prim", [rms_norm_fwd, rms_norm_bwd], ids=lambda p: p.name)
+def _jaxs_rms_norm() -> Any:
+    """JAX's own example: custom_vjp around ffi_call of the same two kernels."""
+
+    def fwd(x: Any) -> Any:
+        row = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)  # type: ignore[no-untyped-call]
+        like = jax.ShapeDtypeStruct(x.shape, x.dtype)  # type: ignore[no-untyped-call]
+        call = jax.ffi.ffi_call("native_rms_norm_fwd", (like, row), vmap_method="broadcast_all")
+        y, res = call(x, eps=np.float32(1e-5))
+        return y, (res, x)
+
+    def bwd(res: Any, ct: Any) -> Any:
+        like = jax.ShapeDtypeStruct(ct.shape, ct.dtype)  # type: ignore[no-untyped-call]
+        call = jax.ffi.ffi_call("native_rms_norm_bwd", like, vmap_method="broadcast_all")
+        return (call(*res, ct),)
+
+    rms = jax.custom_vjp(lambda x: fwd(x)[0])
+    rms.defvjp(fwd, bwd)
+    return rms
+
+
+def test_a_forward_and_backward_kernel_pair_is_jaxs_custom_vjp_of_them() -> None:
+    twin = _jaxs_rms_norm()
+    x = jnp.asarray(X)
+    w = jnp.asarray(np.cos(X))
+    for t in (
+        lambda f: f(x),
+        lambda f: jax.grad(lambda v: jnp.sum(f(v) * w))(x),
+        lambda f: jax.jit(jax.grad(lambda v: jnp.sum(f(v) * w)))(x),
+        lambda f: jax.vmap(jax.grad(lambda v: jnp.sum(f(v) * w)))(jnp.stack([x, 2 * x])),
+        lambda f: jax.grad(lambda v: jax.vmap(f)(v).sum())(jnp.stack([x, -x])),
+    ):
+        _close(t(rms_normalize), t(twin), rtol=1e-6)
+    jaxpr = str(jax.make_jaxpr(jax.grad(lambda v: jnp.sum(rms_normalize(v) * w)))(x))
+    assert "native.rms_norm_fwd" in jaxpr and "native.rms_norm_bwd" in jaxpr, jaxpr
+
+
+@pytest.mark.parametrize("prim", [rms_norm_fwd, rms_norm_bwd, rms_normalize], ids=lambda p: p.name)
 def test_jaxs_example_kernels_pass_the_conformance_checks(prim: jext.Primitive[..., Any]) -> None:
     assert jext.testing.check_primitive(prim).ok
 

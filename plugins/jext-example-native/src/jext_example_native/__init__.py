@@ -43,6 +43,7 @@ __all__ = [
     "rms_norm",
     "rms_norm_bwd",
     "rms_norm_fwd",
+    "rms_normalize",
     "softplus",
     "swish",
 ]
@@ -211,6 +212,30 @@ def _rms_norm_bwd_examples() -> Iterator[jext.Example]:
     yield jext.Example(np.asarray(rms_norm_fwd.reference(jnp.asarray(x))[1]), x, ct)
 
 
+# --- native.rms_normalize: JAX's rms_norm example, its two kernels as a VJP rule -------------
+
+
+@jext.primitive("native.rms_normalize")
+def rms_normalize(x: jax.Array, /, *, eps: float = 1e-5) -> jax.Array:
+    """JAX's FFI example ``rms_norm``: each row of ``x`` to unit RMS.  Differentiated by the
+    forward and backward kernels (``custom_vjp``'s contract: ``def_vjp``)."""
+    return rms_norm_fwd.reference(x, eps=eps)[0]
+
+
+def _rms_normalize_fwd(x: jax.Array, *, eps: float) -> tuple[jax.Array, tuple[Any, Any]]:
+    y, scale = rms_norm_fwd(x, eps=eps)
+    return y, (scale, x)
+
+
+rms_normalize.def_lowering(lambda x, *, eps: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
+rms_normalize.def_vjp(_rms_normalize_fwd, lambda res, ct: (rms_norm_bwd(*res, ct),))
+
+
+@rms_normalize.def_examples
+def _rms_normalize_examples() -> Iterator[jext.Example]:
+    yield jext.Example(np.linspace(-2.0, 3.0, 15, dtype=np.float32).reshape(3, 5))
+
+
 # --- native.counter: a handler with state (JAX's FFI example) ------------------------------
 
 
@@ -269,6 +294,7 @@ def register_primitives(registry: jext.PrimitiveRegistrar) -> None:
     registry.add(rms_norm)
     registry.add(rms_norm_fwd)
     registry.add(rms_norm_bwd)
+    registry.add(rms_normalize)
     registry.add(counter)
     registry.add(swish)
 

@@ -1,0 +1,551 @@
+"""jext primitives against plain-JAX twins built from the same rules (``custom_jvp``,
+``custom_vjp``, ``custom_vmap``, collectives), for what the composition matrix in
+``tests/test_compositions.py`` does not reach: operands that are Python scalars, NumPy
+scalars and 0-d (weak) arrays; closures over traced values; collectives under named axes;
+VJP rules; the cases plain JAX refuses.  Every rule differs from the reference's
+derivative or vectorization on purpose, so a rule that stops applying changes a number.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import jext
+import jext.testing
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def close(ours: Any, twin: Any, what: str = "") -> None:
+    assert jax.tree.structure(ours) == jax.tree.structure(twin), what
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(twin), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-6, atol=2e-6, err_msg=what)
+
+
+# --- rule sets and their twins -------------------------------------------------------------
+
+
+@jext.primitive("twins.ste")
+def ste(x: jax.Array, /) -> jax.Array:
+    return jnp.round(x)
+
+
+@ste.def_jvp
+def _ste_jvp(primals: Any, tangents: Any) -> Any:
+    return ste(primals[0]), tangents[0]  # the tangent passed through unchanged
+
+
+@jax.custom_jvp
+def ste_twin(x: Any) -> Any:
+    return jnp.round(x)
+
+
+@ste_twin.defjvp
+def _ste_twin_jvp(primals: Any, tangents: Any) -> Any:
+    return ste_twin(primals[0]), tangents[0]
+
+
+@jext.primitive("twins.cube")
+def cube(x: jax.Array, /) -> jax.Array:
+    return x * x * x
+
+
+@cube.def_jvp
+def _cube_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return cube(x), 2.0 * x * t  # not 3 x^2: a rule that differs from the derivative
+
+
+@jax.custom_jvp
+def cube_twin(x: Any) -> Any:
+    return x * x * x
+
+
+@cube_twin.defjvp
+def _cube_twin_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return cube_twin(x), 2.0 * x * t
+
+
+@jext.primitive("twins.scale")
+def scale(x: jax.Array, /) -> jax.Array:
+    return 2.0 * x
+
+
+@scale.def_transpose
+def _scale_transpose(ct: Any, x: Any) -> Any:
+    return (3.0 * ct,)  # a transpose that is not the reference's: 3, not 2
+
+
+@jext.primitive("twins.neg")
+def neg(x: jax.Array, /) -> jax.Array:
+    return -x
+
+
+@neg.def_jvp
+def _neg_jvp(primals: Any, tangents: Any) -> Any:
+    return neg(primals[0]), neg(tangents[0])  # linear: reverse mode transposes the reference
+
+
+@jax.custom_jvp
+def neg_twin(x: Any) -> Any:
+    return -x
+
+
+@neg_twin.defjvp
+def _neg_twin_jvp(primals: Any, tangents: Any) -> Any:
+    return neg_twin(primals[0]), neg_twin(tangents[0])
+
+
+@jext.primitive("twins.sin_by_cos")
+def sin_by_cos(x: jax.Array, /) -> jax.Array:
+    return jnp.sin(x)
+
+
+@sin_by_cos.def_batching
+def _sin_by_cos_batching(args: Any, dims: Any) -> Any:
+    return jnp.cos(args[0]), dims[0]
+
+
+@jax.custom_batching.custom_vmap
+def sin_by_cos_twin(x: Any) -> Any:
+    return jnp.sin(x)
+
+
+@sin_by_cos_twin.def_vmap
+def _sin_by_cos_twin_rule(axis_size: int, in_batched: Any, x: Any) -> Any:
+    return jnp.cos(x), in_batched[0]
+
+
+@jext.primitive("twins.mul_vjp")
+def mul_vjp(x: jax.Array, y: jax.Array, /) -> jax.Array:
+    return jnp.sin(x) * y
+
+
+def _mul_fwd(x: Any, y: Any) -> Any:
+    return mul_vjp(x, y), (jnp.cos(x), x, y)
+
+
+def _mul_bwd(res: Any, ct: Any) -> Any:
+    c, x, y = res
+    return 3.0 * c * y * ct, jnp.sin(x) * ct  # d/dx tripled on purpose
+
+
+mul_vjp.def_vjp(_mul_fwd, _mul_bwd)
+
+
+@jax.custom_vjp
+def mul_vjp_twin(x: Any, y: Any) -> Any:
+    return jnp.sin(x) * y
+
+
+mul_vjp_twin.defvjp(lambda x, y: (mul_vjp_twin(x, y), (jnp.cos(x), x, y)), _mul_bwd)
+
+
+# --- A. Python scalars, NumPy scalars and 0-d arrays, given to and returned by rules ----------
+
+OPERANDS: dict[str, Callable[[], Any]] = {
+    "python float": lambda: 0.7,
+    "numpy scalar": lambda: np.float32(0.7),
+    "0-d array": lambda: jnp.asarray(0.7, jnp.float32),
+    "weak 0-d array": lambda: jnp.asarray(0.7),
+}
+CUSTOM_JVPS = [(ste, ste_twin), (cube, cube_twin), (neg, neg_twin)]
+
+
+@pytest.mark.parametrize("kind", list(OPERANDS))
+@pytest.mark.parametrize(("ours", "twin"), CUSTOM_JVPS, ids=["ste", "cube", "neg"])
+def test_custom_jvp_rules_take_and_give_scalars_as_custom_jvp_does(
+    kind: str, ours: Any, twin: Any
+) -> None:
+    x = OPERANDS[kind]()
+    for what, t in [
+        ("jvp", lambda f: jax.jvp(f, (x,), (x,))),
+        ("jvp of a Python scalar tangent", lambda f: jax.jvp(f, (x,), (1.0,))),
+        ("grad", lambda f: jax.grad(f)(x)),
+        ("jit grad", lambda f: jax.jit(jax.grad(f))(x)),
+        ("vmap grad", lambda f: jax.vmap(jax.grad(f))(jnp.asarray([x, 2 * x]))),
+        ("linearize", lambda f: jax.linearize(f, x)[1](2.0)),
+    ]:
+        close(t(ours), t(twin), f"{kind}: {what}")
+
+
+def test_linear_transpose_of_a_python_scalar_runs_the_rule() -> None:
+    assert float(jax.linear_transpose(scale, 0.0)(1.0)[0]) == 3.0
+    assert float(jax.grad(scale)(5.0)) == 3.0
+    got = jax.linear_transpose(scale, np.float32(0.0))(np.float32(2.0))[0]
+    assert float(got) == 6.0
+
+
+# --- B. closures over traced values ----------------------------------------------------------
+
+
+def _times_a(a: Any, x: Any) -> Any:
+    @jext.primitive("twins.times_a")
+    def times_a(v: jax.Array, /) -> jax.Array:
+        return jnp.sin(a) * v
+
+    return times_a(x)
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        jax.jit,
+        jax.vmap,
+        lambda f: jax.vmap(f, in_axes=(0, None)),
+        lambda f: jax.grad(lambda a, x: f(a, x).sum(), argnums=(0, 1)),
+        lambda f: jax.jit(jax.vmap(jax.grad(f, argnums=(0, 1)))),
+        lambda f: lambda a, x: jax.jvp(f, (a, x), (jnp.ones_like(a), jnp.ones_like(x))),
+    ],
+    ids=["jit", "vmap", "vmap-a", "grad", "jit-vmap-grad", "jvp"],
+)
+def test_a_reference_closing_over_a_traced_value_is_its_plain_function(transform: Any) -> None:
+    a = jnp.asarray([0.3, -1.2, 2.0])
+    x = jnp.asarray([1.5, 0.25, -0.5])
+    close(transform(_times_a)(a, x), transform(lambda a, x: jnp.sin(a) * x)(a, x))
+
+
+def test_a_primitive_defined_per_call_is_one_equation_with_its_closure() -> None:
+    jaxpr = jax.make_jaxpr(_times_a)(1.0, 2.0)
+    (eqn,) = jaxpr.eqns if len(jaxpr.eqns) == 1 else [e for e in jaxpr.eqns if "times_a" in str(e)]
+    assert eqn.primitive.name == "twins.times_a"
+    for _ in range(20):  # defined again per call: never "already defined"
+        jax.jit(_times_a)(0.5, 1.0)
+
+
+def _custom_jvp_closing_over(a: Any, x: Any, *, twin: bool) -> Any:
+    scale_a = jnp.sign(a) + 2.0  # a value with no tangent, even when a has one
+    if twin:
+
+        @jax.custom_jvp
+        def f(v: Any) -> Any:
+            return jnp.tanh(v) * scale_a
+
+        f.defjvp(lambda p, t: (f(p[0]), 2.0 * scale_a * t[0]))
+        return f(x)
+
+    @jext.primitive("twins.custom_closure")
+    def g(v: jax.Array, /) -> jax.Array:
+        return jnp.tanh(v) * scale_a
+
+    g.def_jvp(lambda p, t: (g(p[0]), 2.0 * scale_a * t[0]))
+    return g(x)
+
+
+@pytest.mark.parametrize(
+    ("transform", "batched"),
+    [
+        (lambda f: jax.grad(f, argnums=1), False),
+        (lambda f: jax.jit(jax.grad(f, argnums=(0, 1))), False),
+        (lambda f: jax.vmap(jax.grad(f, argnums=1)), True),
+    ],
+    ids=["grad", "jit-grad", "vmap-grad"],
+)
+def test_a_custom_jvp_closing_over_a_traced_value_is_custom_jvps(
+    transform: Any, batched: bool
+) -> None:
+    a, x = jnp.asarray([0.3, -1.2]), jnp.asarray([1.5, 0.25])
+    if not batched:
+        a, x = a[0], x[0]
+    ours = transform(lambda a, x: _custom_jvp_closing_over(a, x, twin=False))
+    twin = transform(lambda a, x: _custom_jvp_closing_over(a, x, twin=True))
+    close(ours(a, x), twin(a, x))
+
+
+def test_a_custom_jvp_cannot_see_the_tangent_of_a_value_it_closes_over() -> None:
+    def f(a: Any) -> Any:
+        @jext.primitive("twins.sees_no_tangent")
+        def g(v: jax.Array, /) -> jax.Array:
+            return a * v
+
+        g.def_jvp(lambda p, t: (g(p[0]), a * t[0]))
+        return g(2.0)
+
+    # JAX raises UnexpectedTracerError for the same custom_jvp; jext names the primitive.
+    with pytest.raises(jext.RuleError, match=r"'twins\.sees_no_tangent'.*being differentiated"):
+        jax.grad(f)(1.5)
+
+
+# --- C. a linear reference is transposed when no rule is given -------------------------------
+
+
+def test_grad_through_a_jvp_that_applies_the_primitive_to_tangents() -> None:
+    for x in (3.0, jnp.asarray([1.0, -2.0])):
+        close(jax.grad(lambda v: neg(v).sum())(x), jax.grad(lambda v: neg_twin(v).sum())(x))
+        close(jax.vjp(neg, x)[1](x), jax.vjp(neg_twin, x)[1](x))
+
+
+def test_a_nonlinear_reference_without_a_transpose_rule_says_so() -> None:
+    @jext.primitive("twins.not_linear")
+    def square(x: jax.Array, /) -> jax.Array:
+        return x * x
+
+    square.def_jvp(lambda p, t: (square(p[0]), square(t[0])))
+    with pytest.raises(jext.TransposeError, match="reference is not linear"):
+        jax.grad(square)(3.0)
+
+
+# --- D. collectives in references --------------------------------------------------------
+
+
+def _collectives() -> list[tuple[str, Callable[[Any], Any]]]:
+    return [
+        ("psum", lambda x: lax.psum(x, "i") * jnp.sin(x)),
+        ("pmean", lambda x: lax.pmean(x * x, "i")),
+        ("all_gather", lambda x: lax.all_gather(x, "i").sum(0) * x),
+        ("axis_index", lambda x: x * (lax.axis_index("i") + 1.0)),
+        ("ppermute", lambda x: lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)]) * jnp.cos(x)),
+    ]
+
+
+@pytest.mark.parametrize(("name", "fn"), _collectives(), ids=[n for n, _ in _collectives()])
+def test_collectives_in_a_reference_under_a_named_vmap(name: str, fn: Any) -> None:
+    prim = jext.primitive(f"twins.collective_{name}")(lambda x, /: fn(x))
+    x = jnp.asarray([0.5, -1.25, 2.0])
+    for what, t in [
+        ("vmap", lambda f: jax.vmap(f, axis_name="i")),
+        ("jit vmap", lambda f: jax.jit(jax.vmap(f, axis_name="i"))),
+        ("grad vmap", lambda f: jax.grad(lambda v: jax.vmap(f, axis_name="i")(v).sum())),
+        ("vmap grad", lambda f: jax.vmap(jax.grad(f), axis_name="i")),
+        ("pmap", lambda f: jax.pmap(f, axis_name="i")),
+    ]:
+        if what == "pmap":  # one CPU device here: a one-example batch
+            if name != "ppermute":  # its permutation needs three devices
+                close(t(prim)(x[:1]), t(fn)(x[:1]), f"{name}: {what}")
+            continue
+        close(t(prim)(x), t(fn)(x), f"{name}: {what}")
+
+
+def test_a_collective_of_an_unbatched_operand_is_batched_by_its_axis() -> None:
+    psum = jext.primitive("twins.psum_unbatched")(lambda x, /: lax.psum(x, "i"))
+    x = jnp.asarray([1.0, 2.0, 3.0])
+    got = jax.vmap(lambda v: psum(x[0]) + v, axis_name="i")(x)
+    close(got, jax.vmap(lambda v: lax.psum(x[0], "i") + v, axis_name="i")(x))
+
+
+SHARD_MAP_SCRIPT = """
+import jax, jax.numpy as jnp, numpy as np
+from jax import lax
+from jax.sharding import Mesh, PartitionSpec as P
+import jext
+
+def plain(x):
+    return lax.psum(x * x, "i") * jnp.sin(x) + lax.all_gather(x, "i").sum(0)
+
+ours = jext.primitive("twins.shard_mapped")(lambda x, /: plain(x))
+mesh = Mesh(np.array(jax.devices()[:4]), ("i",))
+def run(f):
+    g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("i"), out_specs=P("i")))
+    x = jnp.linspace(-1.0, 2.0, 8)
+    return g(x), jax.grad(lambda v: g(v).sum())(x)
+for a, b in zip(run(ours), run(plain)):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-6, atol=2e-6)
+print("OK")
+"""
+
+
+def test_collectives_in_a_reference_under_shard_map() -> None:
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+        "JAX_PLATFORMS": "cpu",
+        "JEXT_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SHARD_MAP_SCRIPT],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "OK", done.stdout + done.stderr
+
+
+# --- E. a batching rule's derivatives are custom_vmap's ----------------------------------------
+
+XS = jnp.asarray([0.3, 1.1, -0.7])
+TS = jnp.asarray([1.0, -2.0, 0.5])
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: jax.vmap(lambda x, t: jax.jvp(f, (x,), (t,)))(XS, TS),
+        lambda f: jax.jvp(jax.vmap(f), (XS,), (TS,)),
+        lambda f: jax.jacfwd(f)(XS),
+        lambda f: jax.vmap(lambda t: jax.jvp(f, (0.4,), (t,))[1])(TS),
+        lambda f: jax.vmap(lambda x: jax.jvp(f, (x,), (2.0,)))(XS),
+        lambda f: jax.grad(lambda x: jax.vmap(f)(x).sum())(XS),
+        lambda f: jax.jvp(f, (0.4,), (2.0,)),
+    ],
+    ids=["vmap-jvp", "jvp-vmap", "jacfwd", "extra-tangents", "extra-primals", "grad-vmap", "jvp"],
+)
+def test_batching_rule_derivatives_match_custom_vmap(transform: Any) -> None:
+    close(transform(sin_by_cos), transform(sin_by_cos_twin))
+
+
+def test_reverse_mode_of_a_batched_rule_agrees_with_forward_mode() -> None:
+    # custom_vmap refuses reverse mode under vmap; jext differentiates the rule there too,
+    # so each reverse-mode composition equals its forward-mode counterpart.
+    close(
+        jax.vmap(jax.grad(sin_by_cos))(XS),
+        jax.vmap(lambda x: jax.jvp(sin_by_cos_twin, (x,), (1.0,))[1])(XS),
+    )
+    close(jax.jacrev(sin_by_cos)(XS), jax.jacfwd(sin_by_cos_twin)(XS))
+    close(jax.vmap(jax.grad(jax.grad(sin_by_cos)))(XS), -jnp.cos(XS))
+    close(jax.grad(sin_by_cos)(0.4), jnp.cos(0.4))  # unbatched: the reference's
+
+
+def test_a_batching_rule_result_of_the_wrong_shape_is_a_rule_error() -> None:
+    @jext.primitive("twins.bad_batch_shape")
+    def f(x: jax.Array, /) -> jax.Array:
+        return jnp.sin(x)
+
+    f.def_batching(lambda args, dims: (jnp.sin(args[0][0]), 0))  # one example, not the batch
+    with pytest.raises(
+        jext.RuleError, match=r"batching rule of primitive 'twins\.bad_batch_shape'"
+    ):
+        jax.vmap(f)(jnp.ones((3, 3)))
+
+
+# --- VJP rules ----------------------------------------------------------------------------
+
+X2 = jnp.asarray([0.3, -0.7, 1.1])
+Y2 = jnp.asarray([1.2, 0.4, -0.8])
+
+
+def _loss(f: Any) -> Any:
+    return lambda x, y: jnp.sum(f(x, y) * jnp.asarray([1.0, 2.0, -1.0]))
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: jax.grad(_loss(f), (0, 1))(X2, Y2),
+        lambda f: jax.jit(jax.grad(_loss(f), (0, 1)))(X2, Y2),
+        lambda f: jax.vjp(f, X2, Y2)[1](Y2),
+        lambda f: jax.jacrev(f, (0, 1))(X2, Y2),
+        lambda f: jax.vmap(jax.grad(_loss(f), (0, 1)))(jnp.stack([X2, Y2]), jnp.stack([Y2, X2])),
+        lambda f: jax.grad(lambda x, y: jax.vmap(f)(x, y).sum(), (0, 1))(X2, Y2),
+        lambda f: jax.vmap(jax.grad(_loss(f), (0, 1)), (0, None))(jnp.stack([X2, Y2]), Y2),
+        lambda f: jax.grad(jax.checkpoint(_loss(f)), (0, 1))(X2, Y2),
+        lambda f: jax.grad(lambda v: jax.grad(_loss(f))(v, Y2).sum())(X2),
+        lambda f: jax.grad(
+            lambda x, y: lax.scan(lambda c, s: (c + _loss(f)(x * s, y), None), 0.0, XS)[0],
+            (0, 1),
+        )(X2, Y2),
+        lambda f: jax.grad(lambda x: f(x, 2.0))(0.5),
+    ],
+    ids=[
+        "grad",
+        "jit-grad",
+        "vjp",
+        "jacrev",
+        "vmap-grad",
+        "grad-vmap",
+        "vmap-grad-shared",
+        "checkpoint",
+        "grad-grad",
+        "scan",
+        "scalars",
+    ],
+)
+def test_vjp_rules_are_custom_vjps(transform: Any) -> None:
+    close(transform(mul_vjp), transform(mul_vjp_twin))
+
+
+def test_a_vjp_rule_gives_no_forward_mode_and_says_so() -> None:
+    for forward in (
+        lambda f: jax.jvp(f, (X2, Y2), (X2, Y2)),
+        lambda f: jax.jacfwd(f)(X2, Y2),
+        lambda f: jax.jit(lambda x, y: jax.jvp(f, (x, y), (x, y)))(X2, Y2),
+    ):
+        with pytest.raises(TypeError):
+            forward(mul_vjp_twin)
+        with pytest.raises(jext.RuleError, match=r"'twins\.mul_vjp' has a VJP rule"):
+            forward(mul_vjp)
+
+
+def test_a_bwd_of_the_wrong_shape_is_a_rule_error() -> None:
+    @jext.primitive("twins.bad_bwd")
+    def f(x: jax.Array, /) -> jax.Array:
+        return jnp.sin(x)
+
+    f.def_vjp(lambda x: (f(x), x), lambda x, ct: (ct[0],))
+    with pytest.raises(jext.RuleError, match=r"bwd\) of primitive 'twins\.bad_bwd'"):
+        jax.grad(lambda v: f(v).sum())(X2)
+
+
+def test_def_vjp_and_def_transpose_are_exclusive() -> None:
+    @jext.primitive("twins.both_reverse")
+    def f(x: jax.Array, /) -> jax.Array:
+        return 2.0 * x
+
+    f.def_vjp(lambda x: (f(x), None), lambda _, ct: (2.0 * ct,))
+    with pytest.raises(jext.DefinitionError, match="def_vjp and def_transpose"):
+        f.def_transpose(lambda ct, x: (2.0 * ct,))
+
+
+def test_the_check_holds_a_vjp_rule_to_finite_differences() -> None:
+    def make(name: str, factor: float) -> Any:
+        @jext.primitive(name)
+        def f(x: jax.Array, /) -> jax.Array:
+            return jnp.sin(x)
+
+        f.def_vjp(lambda x: (f(x), jnp.cos(x)), lambda c, ct: (factor * c * ct,))
+        f.def_examples(lambda: [jext.Example(np.linspace(-1.0, 1.0, 5, dtype=np.float32))])
+        return f
+
+    checks = ["jvp", "transpose", "higher_order"]
+    good = jext.testing.check_primitive(make("twins.vjp_checked", 1.0), checks=checks)
+    by_check = {r.check: r.status for r in good.results}
+    assert by_check == {"jvp": "pass", "transpose": "n/a", "higher_order": "pass"}, by_check
+    with pytest.raises(AssertionError, match=r"FAIL +jvp"):
+        jext.testing.check_primitive(make("twins.vjp_wrong", 1.5), checks=checks)
+
+
+# --- adopting an existing custom_jvp / custom_vjp function ---------------------------------
+
+
+def test_a_custom_jvp_function_becomes_a_primitive_with_its_rule() -> None:
+    adopted = jext.primitive("twins.adopted_cube")(cube_twin)
+    assert jax.make_jaxpr(adopted)(1.0).eqns[0].primitive.name == "twins.adopted_cube"
+    x = jnp.asarray([0.5, -1.5])
+    for t in (
+        lambda f: jax.grad(lambda v: f(v).sum())(x),
+        lambda f: jax.jvp(f, (x,), (x,)),
+        lambda f: jax.vmap(jax.grad(f))(x),
+        lambda f: jax.jit(jax.jacrev(f))(x),
+    ):
+        close(t(adopted), t(cube_twin))
+
+
+def test_a_custom_vjp_function_becomes_a_primitive_with_its_rules() -> None:
+    adopted = jext.primitive("twins.adopted_mul")(mul_vjp_twin)
+    assert adopted.rule_sources()["vjp"] == "custom"
+    for t in (
+        lambda f: jax.grad(_loss(f), (0, 1))(X2, Y2),
+        lambda f: jax.vmap(jax.grad(_loss(f), (0, 1)))(jnp.stack([X2, Y2]), jnp.stack([Y2, X2])),
+    ):
+        close(t(adopted), t(mul_vjp_twin))
+    with pytest.raises(jext.RuleError, match="has a VJP rule"):
+        jax.jvp(adopted, (X2, Y2), (X2, Y2))
+
+
+def test_a_custom_function_with_nondiff_argnums_is_refused_with_the_alternative() -> None:
+    jvp_nondiff = jax.custom_jvp(lambda n, x: x * n, nondiff_argnums=(0,))
+    with pytest.raises(jext.DefinitionError, match="keyword-only static params"):
+        jext.primitive("twins.adopt_nondiff")(jvp_nondiff)
