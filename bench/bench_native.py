@@ -86,8 +86,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=22, help="log2 of the values per call")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (tests/test_bench.py)")
-    args = parser.parse_args()
-    n = 1 << (10 if args.smoke else args.n)
+    options = parser.parse_args()
+    n = 1 << (10 if options.smoke else options.n)
     backend = jax.default_backend()
     platform = "cuda" if backend == "gpu" else backend
     device = jax.devices()[0]
