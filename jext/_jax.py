@@ -167,6 +167,27 @@ def set_abstract_eval(prim: Primitive, rule: Callable[..., Sequence[AbstractValu
     prim.def_abstract_eval(rule)  # type: ignore[no-untyped-call]
 
 
+def set_effectful_abstract_eval(
+    prim: Primitive, rule: Callable[..., tuple[Sequence[AbstractValue], frozenset[Any]]]
+) -> None:
+    """``rule`` gives the result avals and the equation's effects (JAX keeps an equation
+    with effects through dead-code elimination, and threads tokens to ordered ones)."""
+    prim.def_effectful_abstract_eval(rule)  # type: ignore[no-untyped-call]
+
+
+def side_effects(closed: ClosedJaxpr) -> frozenset[Any]:
+    """The effects of ``closed`` an equation computing it carries: all but the named-axis
+    effects of collectives, which say what must be in scope, not what happens."""
+    return frozenset(e for e in closed.effects if not isinstance(e, _core.NamedAxisEffect))
+
+
+def ffi_side_effect() -> Any:
+    """The effect of ``jax.ffi.ffi_call(..., has_side_effect=True)``."""
+    from jax._src import ffi as _ffi  # noqa: PLC0415 - jax.ffi loads with the first FFI rule
+
+    return _ffi._FfiEffect
+
+
 PALLAS_GPU_CUSTOM_CALLS: Final = ("__gpu$xla.gpu.triton", "mosaic_gpu", "mosaic_gpu_v2")
 """The custom calls of Pallas GPU kernels (Triton, Mosaic GPU), which jax.export refuses by
 default: their format may change between jax versions.  (Mosaic TPU's is allowed.)"""

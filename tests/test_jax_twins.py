@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
+from jax.experimental import io_callback
 
 import jext
 import jext.testing
@@ -549,3 +550,66 @@ def test_a_custom_function_with_nondiff_argnums_is_refused_with_the_alternative(
     jvp_nondiff = jax.custom_jvp(lambda n, x: x * n, nondiff_argnums=(0,))
     with pytest.raises(jext.DefinitionError, match="keyword-only static params"):
         jext.primitive("twins.adopt_nondiff")(jvp_nondiff)
+
+
+# --- effects: carried, as the same effect in a plain function is ------------------------------
+
+
+def _effects_of(f: Callable[..., Any], *args: Any) -> list[Any]:
+    """What the callbacks in ``f`` saw when ``f`` ran under ``jit`` with its result unused."""
+    seen.clear()
+    jax.jit(lambda *a: (f(*a), a[0])[1])(*args)
+    jax.effects_barrier()
+    return list(seen)
+
+
+seen: list[Any] = []
+
+
+def _note(tag: str) -> Callable[[Any], Any]:
+    def note(v: Any) -> Any:
+        seen.append((tag, np.asarray(v).round(4).tolist()))
+        return np.asarray(v)
+
+    return note
+
+
+def _with_debug_callback(x: Any) -> Any:
+    jax.debug.callback(_note("debug"), x)
+    return jnp.sin(x)
+
+
+def _with_ordered_callbacks(x: Any) -> Any:
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)  # type: ignore[no-untyped-call]
+    a = io_callback(_note("first"), shape, x, ordered=True)
+    return io_callback(_note("second"), shape, a * 2.0, ordered=True)
+
+
+def test_an_unordered_effect_is_kept_when_the_result_is_unused() -> None:
+    prim = jext.primitive("twins.debug_callback")(lambda x, /: _with_debug_callback(x))
+    x = jnp.asarray([0.5, 1.5])
+    assert _effects_of(prim, x) == _effects_of(_with_debug_callback, x) == [("debug", [0.5, 1.5])]
+    jaxpr = jax.make_jaxpr(lambda v: (prim(v), v)[1])(x)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["twins.debug_callback"]
+
+
+def test_ordered_effects_run_in_order_under_jit_scan_and_grad() -> None:
+    prim = jext.primitive("twins.ordered_callbacks")(lambda x, /: _with_ordered_callbacks(x))
+    x = jnp.asarray([0.5, 1.5])
+    for what, t in [
+        ("jit twice", lambda f: jax.jit(lambda v: f(v) + f(v + 1.0))(x)),
+        ("scan", lambda f: jax.lax.scan(lambda c, s: (c + f(x * s).sum(), None), 0.0, XS)[0]),
+    ]:
+        seen.clear()
+        ours = t(prim)
+        jax.effects_barrier()
+        ours_seen = list(seen)
+        seen.clear()
+        twin = t(_with_ordered_callbacks)
+        jax.effects_barrier()
+        close(ours, twin, what)
+        assert ours_seen == seen, what
+    with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
+        jax.vmap(_with_ordered_callbacks)(jnp.ones((2, 2)))
+    with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
+        jax.vmap(prim)(jnp.ones((2, 2)))

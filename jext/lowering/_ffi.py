@@ -157,9 +157,8 @@ def ffi_rule(
       must have the same shape and dtype (:class:`jext.RuleError` at lowering otherwise).
     - ``has_side_effect``: the handler has effects beyond its results (state, I/O):
       passed to ``jax.ffi.ffi_call``, so XLA neither removes nor merges the call, and set
-      as the rule's ``jext_ffi_side_effect`` attribute.  The equation binding the
-      primitive is removed like any other whose results are unused, unless the primitive
-      declares the effect.
+      as the rule's ``jext_ffi_side_effect`` attribute, which gives the primitive's
+      equations the FFI's effect: ``jit`` keeps a call whose results are unused.
 
     The rule's ``__qualname__`` is ``"ffi:<target>"``, which ``jext list`` and
     :func:`jext.lowering.export` show as the rule of each platform it is registered for.

@@ -41,7 +41,6 @@ def trace_reference(core: Core, form: Form, avals: Sequence[Any]) -> tuple[_jax.
         hoisted = _jax.hoist_traced_consts(closed)
         if hoisted is not None:  # never cached: the traced values belong to this call
             raise ClosesOverTracers(*hoisted, out_tree())
-        core.refuse_effects(closed)
         return closed, out_tree()
 
     try:
@@ -157,6 +156,26 @@ def _missing_axes(form: Form) -> list[tuple[Any, int]]:
         for size, _, _, name in form.levels
         if name is not None and name not in in_scope
     ]
+
+
+def effects(core: Core, avals: Sequence[Any], form: Form) -> frozenset[Any]:
+    """The effects of the equation binding ``form``: the reference's (what the traced
+    function the equation computes does, collectives' named axes aside) and, where a
+    platform rule calls an FFI handler with ``has_side_effect=True``, the FFI's."""
+    per_example = unbatched_avals(avals, form.levels)
+    found: set[Any] = set()
+    if core.rules.abstract_eval is None or form.derived:
+        with _jax.extend_axis_env(_missing_axes(form)):
+            if form.chain:
+                closed = chain_jaxpr(core, form.base, per_example)
+            elif form.linearize is not None:
+                closed = linearized(core, form.base, per_example).forward
+            else:
+                closed, _ = trace_reference(core, form.plain, per_example)
+        found |= _jax.side_effects(closed)
+    if any(entry.ffi_side_effect for entry in core.rules.lowerings.values()):
+        found.add(_jax.ffi_side_effect())
+    return frozenset(found)
 
 
 def check_explicit_operands(core: Core, form: Form, avals: Sequence[Any]) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import DefinitionError, RuleError
+from jext._errors import RuleError
 from jext.primitives._rules import Rules
 from jext.primitives._signature import RESERVED_PARAM_PREFIX, OperandSignature
 
@@ -318,16 +318,6 @@ class Core:
             return store[0]
 
         return flat, out_tree
-
-    def refuse_effects(self, closed: _jax.ClosedJaxpr) -> None:
-        effects = _jax.effect_names(closed)
-        if effects:
-            raise DefinitionError(
-                f"primitive {self.name!r}: the reference has side effects "
-                f"({', '.join(effects)}), e.g. from jax.debug.print or io_callback; a jext "
-                "primitive must be a pure function of its operands (JAX may drop, repeat or "
-                "reorder its calls). Move the effect outside the primitive."
-            )
 
 
 _PYTHON_SCALARS: Final = (bool, int, float, complex)

@@ -135,9 +135,8 @@ def primitive(
     the primitive keeps its JVP rule, or its forward and backward rules
     (``def_jvp``/``def_vjp``), and its positional parameters become the operands.
 
-    The reference must be pure: a reference with side effects (``jax.debug.print``,
-    ``io_callback``) raises :class:`jext.DefinitionError` naming the effect when it is
-    first traced.
+    A reference with effects (``jax.debug.print``, ``io_callback``) makes equations with
+    those effects, as the same code inline would.
 
     Example:
 
@@ -228,9 +227,11 @@ class Primitive(Generic[P, R]):
         self._twin: Primitive[..., Any] | None = None
         functools.update_wrapper(self, reference)
 
-        def abstract_eval(*avals: Any, **bind_params: Any) -> list[Any]:
+        def abstract_eval(*avals: Any, **bind_params: Any) -> tuple[list[Any], frozenset[Any]]:
             self._freeze()
-            return _abstract.abstract_eval(core, avals, parse_form(bind_params, len(avals)))
+            form = parse_form(bind_params, len(avals))
+            outs = _abstract.abstract_eval(core, avals, form)
+            return outs, _abstract.effects(core, avals, form)
 
         def impl(*args: Any, **bind_params: Any) -> list[Any]:
             self._freeze()
@@ -254,7 +255,7 @@ class Primitive(Generic[P, R]):
             form = parse_form(bind_params, len(args))
             return _batching.batch(core, axis_name, size, args, dims, form)
 
-        _jax.set_abstract_eval(core.jax, abstract_eval)
+        _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
         _jax.set_impl(core.jax, impl)
         _jax.register_jvp(core.jax, jvp)
         _jax.register_transpose(core.jax, transpose)

@@ -431,6 +431,14 @@ def test_jaxs_example_kernels_pass_the_conformance_checks(prim: jext.Primitive[.
     assert jext.testing.check_primitive(prim).ok
 
 
+def test_the_counter_counts_runs_whose_result_is_unused() -> None:
+    # has_side_effect makes the equation effectful: jit keeps it, as JAX keeps ffi_call's.
+    run = jax.jit(lambda x: (counter(index=103), x)[1])
+    for _ in range(3):
+        run(jnp.ones(2))
+    assert int(counter(index=103)) == 3
+
+
 def test_the_stateful_counter_counts_every_run_as_jaxs_own_ffi_call_does() -> None:
     assert [int(counter(index=101)) for _ in range(3)] == [0, 1, 2]
     run = jax.jit(lambda: counter(index=102) + 0)  # the result is used: the call stays

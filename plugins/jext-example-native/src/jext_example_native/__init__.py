@@ -228,9 +228,9 @@ def _rms_normalize_fwd(x: jax.Array, *, eps: float) -> tuple[jax.Array, tuple[An
 
 
 rms_normalize.def_lowering(lambda x, *, eps: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
-def _rms_normalize_bwd(
-    residuals: tuple[jax.Array, jax.Array], ct: jax.Array
-) -> tuple[jax.Array]:
+
+
+def _rms_normalize_bwd(residuals: tuple[jax.Array, jax.Array], ct: jax.Array) -> tuple[jax.Array]:
     scale, x = residuals
     return (rms_norm_bwd(scale, x, ct),)
 
