@@ -372,6 +372,16 @@ CASES: dict[str, tuple[Fn, Callable[[tuple[str, ...]], Fn]]] = {
             else (lambda x, y: jvp_and_batching_plain(x) * y)
         ),
     ),
+    # Python scalars as operands (constants beside traced values): their rules take them
+    # and give them back as custom_jvp's do.
+    "python_scalars": (
+        lambda x, y: ste(x) * 0.5 + double(0.7) * y + double(x * y) + ste(2.6) * x,
+        lambda _: (
+            lambda x, y: (
+                ste_twin(x) * 0.5 + double_twin(0.7) * y + double_twin(x * y) + ste_twin(2.6) * x
+            )
+        ),
+    ),
     "linear_by_jvp": (
         lambda x, y: linear_by_jvp(x * y),
         lambda _: lambda x, y: linear_by_jvp_twin(x * y),
