@@ -370,11 +370,15 @@ def layer_norm(x: jax.Array, w: jax.Array, b: jax.Array, /, *, eps: float = 1e-5
 
 
 # One rule for every platform: the forward primitive picks its own kernel per platform.
-layer_norm.def_lowering(lambda x, w, b, *, eps: layer_norm_fwd(x, w, b, eps=eps)[0])
+@layer_norm.def_lowering
+def _layer_norm_by_fwd_kernel(
+    x: jax.Array, w: jax.Array, b: jax.Array, *, eps: float = 1e-5
+) -> jax.Array:
+    return layer_norm_fwd(x, w, b, eps=eps)[0]
 
 
 def _layer_norm_vjp_fwd(
-    x: jax.Array, w: jax.Array, b: jax.Array, *, eps: float
+    x: jax.Array, w: jax.Array, b: jax.Array, *, eps: float = 1e-5
 ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
     y, mean, rstd = layer_norm_fwd(x, w, b, eps=eps)
     return y, (x, w, mean, rstd)
