@@ -28,6 +28,7 @@ SCRIPTS = {
     "bench_plugins.py": "goals met: ",
     "bench_rng.py": "goals met: ",
     "bench_scipy.py": "goal(s) missed; load average at end",
+    "count_lines.py": "jext, without them",
     "profile_check.py": "1 wrappers, CPU s per wrapper",
 }
 

@@ -175,8 +175,7 @@ def rms_norm_bwd(res: jax.Array, x: jax.Array, ct: jax.Array, /) -> jax.Array:
 
 def _rms_norm_fwd_results(x: jax.ShapeDtypeStruct) -> tuple[Any, Any]:
     """What the forward handler writes: y like x, and one scale per row in x's dtype."""
-    scale = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)  # type: ignore[no-untyped-call]
-    return x, scale
+    return x, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)  # type: ignore[no-untyped-call]
 
 
 # Both handlers treat every leading axis as a row and write in x's dtype.
@@ -229,17 +228,17 @@ def rms_normalize(x: jax.Array, /, *, eps: float = 1e-5) -> jax.Array:
     return rms_norm_fwd.reference(x, eps=eps)[0]
 
 
+# Undifferentiated calls run the forward kernel too, its residual unused.
+rms_normalize.def_lowering(lambda x, *, eps=1e-5: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
+
+
 def _rms_normalize_fwd(x: jax.Array, *, eps: float) -> tuple[jax.Array, tuple[Any, Any]]:
     y, scale = rms_norm_fwd(x, eps=eps)
     return y, (scale, x)
 
 
-rms_normalize.def_lowering(lambda x, *, eps: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
-
-
 def _rms_normalize_bwd(residuals: tuple[jax.Array, jax.Array], ct: jax.Array) -> tuple[jax.Array]:
-    scale, x = residuals
-    return (rms_norm_bwd(scale, x, ct),)
+    return (rms_norm_bwd(*residuals, ct),)  # residuals: (scale, x), rms_norm_bwd's order
 
 
 rms_normalize.def_vjp(_rms_normalize_fwd, _rms_normalize_bwd)
@@ -338,7 +337,7 @@ layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_triton, platform="cuda")
 layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_mosaic_tpu, platform="tpu")
 
 
-def _layer_norm_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _layer_norm_example_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.linspace(-2.0, 3.0, 15, dtype=np.float32).reshape(3, 5)
     return (
         x,
@@ -349,14 +348,14 @@ def _layer_norm_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @layer_norm_fwd.def_examples
 def _layer_norm_fwd_examples() -> Iterator[jext.Example]:
-    x, w, b = _layer_norm_operands()
+    x, w, b = _layer_norm_example_operands()
     yield jext.Example(x, w, b)
     yield jext.Example(np.cos(x).reshape(3, 1, 5), w, b, eps=1e-3)
 
 
 @layer_norm_bwd.def_examples
 def _layer_norm_bwd_examples() -> Iterator[jext.Example]:
-    x, w, b = _layer_norm_operands()
+    x, w, b = _layer_norm_example_operands()
     _, mean, rstd = layer_norm_fwd.reference(jnp.asarray(x), jnp.asarray(w), jnp.asarray(b))
     ct = np.linspace(1.0, -1.0, 15, dtype=np.float32).reshape(3, 5)
     yield jext.Example(x, w, np.asarray(mean), np.asarray(rstd), ct)
@@ -395,7 +394,7 @@ layer_norm.def_vjp(_layer_norm_vjp_fwd, _layer_norm_vjp_bwd)
 
 @layer_norm.def_examples
 def _layer_norm_examples() -> Iterator[jext.Example]:
-    x, w, b = _layer_norm_operands()
+    x, w, b = _layer_norm_example_operands()
     yield jext.Example(x, w, b)
     yield jext.Example(np.cos(x).reshape(3, 1, 5), w, b, eps=1e-3)
 
