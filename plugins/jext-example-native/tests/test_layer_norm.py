@@ -159,3 +159,15 @@ def test_a_wrong_backward_kernel_fails_the_jvp_check() -> None:
     wrong.def_examples(lambda: [jext.Example(X[0], W, B)])
     with pytest.raises(AssertionError, match="FAIL  jvp"):
         jext.testing.check_primitive(wrong, checks=["jvp"])
+
+
+@pytest.mark.gpu
+def test_the_triton_kernels_match_the_reference_on_a_gpu() -> None:
+    gpu = jax.devices("gpu")[0]
+    on_gpu = [jax.device_put(a, gpu) for a in (X, W, B)]
+    _close(jax.jit(_ours)(*on_gpu), layer_norm.reference(X, W, B, eps=EPS), rtol=1e-5)
+    want = jax.grad(_loss(lambda x, w, b: layer_norm.reference(x, w, b, eps=EPS)), ARGS)(X, W, B)
+    _close(jax.jit(jax.grad(_loss(_ours), ARGS))(*on_gpu), want, rtol=2e-5)
+    with jax.default_device(gpu):
+        for prim in (layer_norm, layer_norm_fwd, layer_norm_bwd):
+            assert jext.testing.check_primitive(prim).ok
