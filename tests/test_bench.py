@@ -9,6 +9,7 @@ test waits for its own.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ SCRIPTS = {
     "bench_plugins.py": "goals met: ",
     "bench_rng.py": "goals met: ",
     "bench_scipy.py": "goal(s) missed; load average at end",
+    "count_lines.py": "jext, without them",
     "profile_check.py": "1 wrappers, CPU s per wrapper",
 }
 
@@ -81,3 +83,19 @@ def test_run_py_passes_smoke_on(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "argv ['--smoke']" in result.stdout
+
+
+def test_the_porting_guide_quotes_count_lines(runs: Runs) -> None:
+    # docs/native.md's line counts are the ones bench/count_lines.py gives today.
+    output = runs["count_lines.py"].result().stdout
+    figures = dict(re.findall(r"^  (.+?)\s{2,}(\d+)\s", output, flags=re.M))
+    guide = (BENCH.parent / "docs" / "native.md").read_text()
+    jax_lines = int(figures["JAX rms_norm.py, custom_vjp + ffi_call"])
+    ours = int(figures["jext, without them"])
+    shipped = int(figures["jext rms_norm_fwd/bwd + rms_normalize"])
+    assert f"| {jax_lines} | 1.00x |" in guide
+    assert f"| {ours} | {ours / jax_lines:.2f}x |" in guide
+    assert f"| {shipped} | {shipped / jax_lines:.2f}x |" in guide
+    wiring = int(figures["jext layer_norm wiring (__init__.py)"])
+    kernels = int(figures["jext layer_norm Pallas kernels + rules"])
+    assert f"is {wiring} lines" in guide and f"are {kernels} lines" in guide

@@ -10,6 +10,10 @@
 - ``native.counter``: JAX's FFI example's stateful handler, a per-index call count kept
   in C++ between calls, called with ``has_side_effect=True``; cpu only.
 - ``native.swish``: a Pallas kernel; Triton on cuda, Mosaic on tpu, interpret mode on cpu.
+- ``native.layer_norm_fwd`` and ``native.layer_norm_bwd``: a row-wise layer norm's
+  forward Pallas kernel (returning the per-row mean and reciprocal standard deviation as
+  residuals) and its backward kernel, on the same three compilers; ``native.layer_norm``
+  is differentiated by the pair (``def_vjp``).
 
 Each has a jnp reference (what its JVP derives from, and what ``jext check`` holds the
 kernels to) and examples, except the counter, whose values depend on the calls before it
@@ -38,6 +42,9 @@ __all__ = [
     "CUDA_LIBRARY",
     "counter",
     "cuda_library",
+    "layer_norm",
+    "layer_norm_bwd",
+    "layer_norm_fwd",
     "register_ffi_targets",
     "register_primitives",
     "rms_norm",
@@ -168,8 +175,7 @@ def rms_norm_bwd(res: jax.Array, x: jax.Array, ct: jax.Array, /) -> jax.Array:
 
 def _rms_norm_fwd_results(x: jax.ShapeDtypeStruct) -> tuple[Any, Any]:
     """What the forward handler writes: y like x, and one scale per row in x's dtype."""
-    scale = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)  # type: ignore[no-untyped-call]
-    return x, scale
+    return x, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)  # type: ignore[no-untyped-call]
 
 
 # Both handlers treat every leading axis as a row and write in x's dtype.
@@ -222,17 +228,17 @@ def rms_normalize(x: jax.Array, /, *, eps: float = 1e-5) -> jax.Array:
     return rms_norm_fwd.reference(x, eps=eps)[0]
 
 
+# Undifferentiated calls run the forward kernel too, its residual unused.
+rms_normalize.def_lowering(lambda x, *, eps=1e-5: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
+
+
 def _rms_normalize_fwd(x: jax.Array, *, eps: float) -> tuple[jax.Array, tuple[Any, Any]]:
     y, scale = rms_norm_fwd(x, eps=eps)
     return y, (scale, x)
 
 
-rms_normalize.def_lowering(lambda x, *, eps: rms_norm_fwd(x, eps=eps)[0], platform="cpu")
-
-
 def _rms_normalize_bwd(residuals: tuple[jax.Array, jax.Array], ct: jax.Array) -> tuple[jax.Array]:
-    scale, x = residuals
-    return (rms_norm_bwd(scale, x, ct),)
+    return (rms_norm_bwd(*residuals, ct),)  # residuals: (scale, x), rms_norm_bwd's order
 
 
 rms_normalize.def_vjp(_rms_normalize_fwd, _rms_normalize_bwd)
@@ -292,6 +298,107 @@ def _swish_examples() -> Iterator[jext.Example]:
     yield jext.Example(x[2, :5], beta=1.702)
 
 
+# --- native.layer_norm: a Pallas forward and backward kernel as a VJP rule ---------------------
+
+
+@jext.primitive("native.layer_norm_fwd")
+def layer_norm_fwd(
+    x: jax.Array, w: jax.Array, b: jax.Array, /, *, eps: float = 1e-5
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(y, mean, rstd)``: each row (last axis) of ``x`` normalized, scaled by ``w`` and
+    shifted by ``b`` (1-D, of x's last axis), and the per-row mean and ``1 / sqrt(var +
+    eps)`` that the backward pass reuses, of shape ``x.shape[:-1]``; all in x's dtype."""
+    mean = jnp.mean(x, axis=-1)
+    centred = x - mean[..., None]
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(centred), axis=-1) + _in_dtype_of(x, eps))
+    return centred * rstd[..., None] * w + b, mean, rstd
+
+
+@jext.primitive("native.layer_norm_bwd")
+def layer_norm_bwd(
+    x: jax.Array, w: jax.Array, mean: jax.Array, rstd: jax.Array, ct: jax.Array, /
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The cotangents ``(dx, dw, db)`` of ``layer_norm_fwd``'s ``y`` from its operands, its
+    residuals and the cotangent ``ct`` of ``y``; ``dw`` and ``db`` sum over every row."""
+    x_hat = (x - mean[..., None]) * rstd[..., None]
+    w_ct = w * ct
+    c1 = jnp.mean(x_hat * w_ct, axis=-1, keepdims=True)
+    c2 = jnp.mean(w_ct, axis=-1, keepdims=True)
+    rows = tuple(range(jnp.ndim(x) - 1))
+    dx = (w_ct - (x_hat * c1 + c2)) * rstd[..., None]
+    return dx, jnp.sum(ct * x_hat, axis=rows), jnp.sum(ct, axis=rows)
+
+
+layer_norm_fwd.def_lowering(_pallas.layer_norm_fwd_interpret, platform="cpu")
+layer_norm_fwd.def_lowering(_pallas.layer_norm_fwd_triton, platform="cuda")
+layer_norm_fwd.def_lowering(_pallas.layer_norm_fwd_mosaic_tpu, platform="tpu")
+layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_interpret, platform="cpu")
+layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_triton, platform="cuda")
+layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_mosaic_tpu, platform="tpu")
+
+
+def _layer_norm_example_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = np.linspace(-2.0, 3.0, 15, dtype=np.float32).reshape(3, 5)
+    return (
+        x,
+        np.linspace(0.5, 1.5, 5, dtype=np.float32),
+        np.linspace(-0.2, 0.2, 5, dtype=np.float32),
+    )
+
+
+@layer_norm_fwd.def_examples
+def _layer_norm_fwd_examples() -> Iterator[jext.Example]:
+    x, w, b = _layer_norm_example_operands()
+    yield jext.Example(x, w, b)
+    yield jext.Example(np.cos(x).reshape(3, 1, 5), w, b, eps=1e-3)
+
+
+@layer_norm_bwd.def_examples
+def _layer_norm_bwd_examples() -> Iterator[jext.Example]:
+    x, w, b = _layer_norm_example_operands()
+    _, mean, rstd = layer_norm_fwd.reference(jnp.asarray(x), jnp.asarray(w), jnp.asarray(b))
+    ct = np.linspace(1.0, -1.0, 15, dtype=np.float32).reshape(3, 5)
+    yield jext.Example(x, w, np.asarray(mean), np.asarray(rstd), ct)
+
+
+@jext.primitive("native.layer_norm")
+def layer_norm(x: jax.Array, w: jax.Array, b: jax.Array, /, *, eps: float = 1e-5) -> jax.Array:
+    """A row-wise layer norm: ``layer_norm_fwd``'s ``y``, differentiated in reverse mode by
+    the forward and backward kernels (``def_vjp``)."""
+    return layer_norm_fwd.reference(x, w, b, eps=eps)[0]
+
+
+# One rule for every platform: the forward primitive picks its own kernel per platform.
+@layer_norm.def_lowering
+def _layer_norm_by_fwd_kernel(
+    x: jax.Array, w: jax.Array, b: jax.Array, *, eps: float = 1e-5
+) -> jax.Array:
+    return layer_norm_fwd(x, w, b, eps=eps)[0]
+
+
+def _layer_norm_vjp_fwd(
+    x: jax.Array, w: jax.Array, b: jax.Array, *, eps: float = 1e-5
+) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+    y, mean, rstd = layer_norm_fwd(x, w, b, eps=eps)
+    return y, (x, w, mean, rstd)
+
+
+def _layer_norm_vjp_bwd(
+    residuals: tuple[jax.Array, jax.Array, jax.Array, jax.Array], ct: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    return layer_norm_bwd(*residuals, ct)
+
+
+layer_norm.def_vjp(_layer_norm_vjp_fwd, _layer_norm_vjp_bwd)
+
+
+@layer_norm.def_examples
+def _layer_norm_examples() -> Iterator[jext.Example]:
+    x, w, b = _layer_norm_example_operands()
+    yield jext.Example(x, w, b)
+    yield jext.Example(np.cos(x).reshape(3, 1, 5), w, b, eps=1e-3)
+
+
 # --- the plugin ----------------------------------------------------------------------------
 
 
@@ -304,6 +411,9 @@ def register_primitives(registry: jext.PrimitiveRegistrar) -> None:
     registry.add(rms_normalize)
     registry.add(counter)
     registry.add(swish)
+    registry.add(layer_norm_fwd)
+    registry.add(layer_norm_bwd)
+    registry.add(layer_norm)
 
 
 @jext.hooks.register_ffi_targets
