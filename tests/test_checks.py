@@ -472,3 +472,12 @@ def test_checks_on_a_pool_report_in_order_and_keep_failures() -> None:
     assert [r.check for r in report.results] == seen == ["lowering", "jit", "abstract_eval"]
     assert [r.status for r in report.results] == ["fail", "pass", "pass"]
     assert "tpu rule" in report.results[0].message
+
+
+def test_a_platform_rule_gets_the_defaulted_params_when_checked_on_cpu() -> None:
+    # A tpu rule without a default for a param the example leaves to its default: the
+    # check must call it as the primitive would (the default filled in) and compare it.
+    prim = make("defaulted_tpu", lambda x, /, *, k=2.0: x * k, jext.Example(X))
+    prim.def_lowering(lambda x, *, k: x * k * 1.5, platform="tpu")  # wrong by 1.5
+    st, message = status(prim, "lowering")
+    assert st == "fail" and "tpu" in message, message

@@ -311,7 +311,8 @@ def rule_as_function(core: Core, entry: LoweringEntry) -> Callable[..., Any]:
         return raw
 
     def call(*operands: Any, **params: Any) -> Any:
-        return rule(*operands, params=params)
+        # The params of a call, defaults filled in, as the primitive passes them.
+        return rule(*operands, params=core.signature.params(params))
 
     return call
 
