@@ -10,7 +10,7 @@ forward computation runs once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -21,7 +21,7 @@ from jext import _jax
 from jext._errors import RuleError, TransposeError
 from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._batching import over_levels
-from jext.primitives._core import Core, Form, as_value, describe, unbatched_avals
+from jext.primitives._core import Core, Form, as_value, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._markers import LinearOperand, SymbolicZero
 from jext.primitives._vjp import vjp_jvp
@@ -179,14 +179,7 @@ def _linear_jvp(
     ]
     if others:
         closed, _ = trace_reference(core, form.plain, [_jax.typeof(p) for p in primals])
-        reference = _jax.jaxpr_as_fun(closed)
-
-        def in_others(*xs: Any) -> list[Any]:
-            full = list(primals)
-            for i, x in zip(others, xs, strict=True):
-                full[i] = x
-            return list(reference(*full))
-
+        in_others = _in_some(_jax.jaxpr_as_fun(closed), primals, others)
         _, extra = jax.jvp(
             in_others, tuple(primals[i] for i in others), tuple(tangents[i] for i in others)
         )
@@ -198,6 +191,20 @@ def _linear_jvp(
     if tangent_outs is None:
         return outs, [_jax.make_zero(_jax.typeof(o)) for o in outs]
     return outs, tangent_outs
+
+
+def _in_some(
+    fn: Callable[..., Sequence[Any]], args: Sequence[Any], indices: Sequence[int]
+) -> Callable[..., list[Any]]:
+    """``fn`` as a function of ``args[i]`` for ``i`` in ``indices``, the others fixed."""
+
+    def of_some(*xs: Any) -> list[Any]:
+        full = list(args)
+        for i, x in zip(indices, xs, strict=True):
+            full[i] = x
+        return list(fn(*full))
+
+    return of_some
 
 
 def _linear_leaves(core: Core, form: Form) -> list[bool]:
@@ -302,18 +309,7 @@ def _transpose_per_example(
         ],
     )
     result = rule(cotangents, *operands, params=form.params)
-    subtrees = form.in_tree.children()
-    if not isinstance(result, tuple | list) or len(result) != len(subtrees):
-        raise RuleError(
-            f"transpose rule of primitive {core.name!r} must return a tuple with one "
-            f"cotangent per operand ({len(subtrees)}), got {describe(result)}"
-        )
-    flat: list[Any] = []
-    for subtree, ct in zip(subtrees, result, strict=True):
-        if ct is None:
-            flat.extend([None] * subtree.num_leaves)
-        else:
-            flat.extend(core.flatten_results("transpose", ct, subtree, none_ok=True))
+    flat = core.flatten_cotangents("transpose", result, form.in_tree)
     return [
         _check_cotangent(core, i, ct, x, aval)
         for i, (ct, x, aval) in enumerate(zip(flat, args, avals, strict=True))
@@ -328,14 +324,7 @@ def _transpose_reference(
     avals = [_aval(a) for a in args]
     linear = [i for i, a in enumerate(args) if _jax.is_undefined_primal(a)]
     closed, _ = trace_reference(core, form.plain, avals)
-    reference = _jax.jaxpr_as_fun(closed)
-
-    def in_linear(*xs: Any) -> list[Any]:
-        full = list(args)
-        for i, x in zip(linear, xs, strict=True):
-            full[i] = x
-        return list(reference(*full))
-
+    in_linear = _in_some(_jax.jaxpr_as_fun(closed), args, linear)
     out_avals = closed.out_avals
     cotangents = [
         _jax.instantiate_zeros(_jax.make_zero(a) if ct is None else ct)
@@ -344,10 +333,10 @@ def _transpose_reference(
     shapes = [_jax.shape_dtype_struct(avals[i].shape, avals[i].dtype) for i in linear]
     try:
         solved = jax.linear_transpose(in_linear, *shapes)(cotangents)
-    except (NotImplementedError, AssertionError) as err:
+    except (NotImplementedError, AssertionError):
         raise TransposeError(
             f"primitive {core.name!r} has no transpose rule, and its reference is not linear "
-            f"in operand leaves {linear} (JAX: {err}), but it was transposed (by grad, vjp or "
+            f"in operand leaves {linear}, but it was transposed (by grad, vjp or "
             "linear_transpose through a JVP that applies it to tangents); define one with "
             f"@{core.short_name}.def_transpose"
         ) from None

@@ -293,6 +293,22 @@ class Core:
             raise RuleError(f"{kind} rule of primitive {self.name!r} returned None for a result")
         return leaves
 
+    def flatten_cotangents(self, kind: str, result: object, in_tree: Any) -> list[Any]:
+        """A rule's cotangents, one per operand (``None`` for a zero one), as one per leaf."""
+        subtrees = in_tree.children()
+        if not isinstance(result, tuple | list) or len(result) != len(subtrees):
+            raise RuleError(
+                f"{kind} rule of primitive {self.name!r} must return a tuple with one "
+                f"cotangent per operand ({len(subtrees)}), got {describe(result)}"
+            )
+        flat: list[Any] = []
+        for subtree, ct in zip(subtrees, result, strict=True):
+            if ct is None:
+                flat.extend([None] * subtree.num_leaves)
+            else:
+                flat.extend(self.flatten_results(kind, ct, subtree, none_ok=True))
+        return flat
+
     def check_pair(self, kind: str, result: object, what: str) -> None:
         if not (isinstance(result, tuple | list) and len(result) == 2):
             raise RuleError(

@@ -22,7 +22,7 @@ from jax import tree_util
 from jext import _jax
 from jext._errors import RuleError
 from jext.primitives._abstract import abstract_eval, out_tree
-from jext.primitives._core import Core, Form, as_value, describe
+from jext.primitives._core import Core, Form, as_value
 from jext.primitives._rules import Rule
 
 __all__ = ["vjp_jvp"]
@@ -69,18 +69,7 @@ class _Backward:
         res = tree_util.tree_unflatten(self.res_tree, list(residuals))
         cotangents = tree_util.tree_unflatten(self.out_tree, list(cts))
         result = bwd(res, cotangents, params=form.params)
-        subtrees = form.in_tree.children()
-        if not isinstance(result, tuple | list) or len(result) != len(subtrees):
-            raise RuleError(
-                f"VJP rule (bwd) of primitive {core.name!r} must return a tuple with one "
-                f"cotangent per operand ({len(subtrees)}), got {describe(result)}"
-            )
-        flat: list[Any] = []
-        for subtree, ct in zip(subtrees, result, strict=True):
-            if ct is None:
-                flat.extend([None] * subtree.num_leaves)
-            else:
-                flat.extend(core.flatten_results("bwd", ct, subtree, none_ok=True))
+        flat = core.flatten_cotangents("VJP (bwd)", result, form.in_tree)
         return [
             _checked_cotangent(core, i, ct, aval)
             for i, (ct, aval) in enumerate(zip(flat, self.tangent_avals, strict=True))
