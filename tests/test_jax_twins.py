@@ -91,7 +91,7 @@ def _scale_transpose(ct: Any, x: Any) -> Any:
 
 @jext.primitive("twins.neg")
 def neg(x: jax.Array, /) -> jax.Array:
-    return -x
+    return jnp.negative(x)
 
 
 @neg.def_jvp
@@ -101,7 +101,7 @@ def _neg_jvp(primals: Any, tangents: Any) -> Any:
 
 @jax.custom_jvp
 def neg_twin(x: Any) -> Any:
-    return -x
+    return jnp.negative(x)
 
 
 @neg_twin.defjvp
