@@ -52,6 +52,8 @@ from jext.random import get_impl
 from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64
 
 REPS = 11
+
+
 def _has_impl(name: str) -> bool:
     """Whether this JAX has the PRNG implementation ``name`` (philox4x32 is newer than 0.8)."""
     try:
