@@ -599,6 +599,7 @@ def test_ordered_effects_run_in_order_under_jit_scan_and_grad() -> None:
     for what, t in [
         ("jit twice", lambda f: jax.jit(lambda v: f(v) + f(v + 1.0))(x)),
         ("scan", lambda f: jax.lax.scan(lambda c, s: (c + f(x * s).sum(), None), 0.0, XS)[0]),
+        ("cond", lambda f: jax.jit(lambda v: lax.cond(v[0] > 0, f, lambda u: u * 3.0, v))(x)),
     ]:
         seen.clear()
         ours = t(prim)
@@ -609,7 +610,35 @@ def test_ordered_effects_run_in_order_under_jit_scan_and_grad() -> None:
         jax.effects_barrier()
         close(ours, twin, what)
         assert ours_seen == seen, what
+    # io_callback has no JVP: JAX and jext refuse grad alike; with a JVP rule (below) the
+    # callbacks run in order in the forward pass.
+    for f in (_with_ordered_callbacks, prim):
+        with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+            jax.grad(lambda v, f=f: f(v).sum())(x)
     with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
         jax.vmap(_with_ordered_callbacks)(jnp.ones((2, 2)))
     with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
         jax.vmap(prim)(jnp.ones((2, 2)))
+
+
+def test_ordered_effects_in_the_forward_pass_of_grad_run_in_order() -> None:
+    @jext.primitive("twins.ordered_with_jvp")
+    def ours(x: jax.Array, /) -> jax.Array:
+        return _with_ordered_callbacks(x)
+
+    ours.def_jvp(lambda p, t: (ours(p[0]), 2.0 * t[0]))
+
+    @jax.custom_jvp
+    def twin(x: Any) -> Any:
+        return _with_ordered_callbacks(x)
+
+    twin.defjvp(lambda p, t: (twin(p[0]), 2.0 * t[0]))
+    x = jnp.asarray([0.5, 1.5])
+    runs = []
+    for f in (ours, twin):
+        seen.clear()
+        grads = jax.jit(jax.grad(lambda v, f=f: (f(v) * f(2.0 * v)).sum()))(x)
+        jax.effects_barrier()
+        runs.append((grads, list(seen)))
+    close(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1] and len(runs[0][1]) == 4, runs
