@@ -23,6 +23,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 SCRIPTS = {
     "bench_check.py": "command, warm, CPU",
     "bench_check_all.py": "warm cpu  per item",
+    "bench_check_plugin.py": "changed among warm ones / alone",
     "bench_core.py": "goals met: ",
     "bench_native.py": "CPU: ratios reported, no goal",
     "gpu_exports.py": "exports: ",
