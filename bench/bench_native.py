@@ -29,6 +29,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import interleaved
 
 REPS = 11
 GPU_GOAL = 1.0  # each kernel against its reference, on a GPU
@@ -69,19 +70,6 @@ def compiled(fn: Callable[..., Any], args: tuple[jax.Array, ...]) -> Callable[[]
     return lambda: wait(jitted(*args))
 
 
-def timings(calls: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
-    """Per-repetition seconds of every call, interleaved with a rotating order."""
-    names = list(calls)
-    out: dict[str, list[float]] = {name: [] for name in names}
-    for rep in range(REPS):
-        shift = rep % len(names)
-        for name in names[shift:] + names[:shift]:
-            start = time.perf_counter()
-            calls[name]()
-            out[name].append(time.perf_counter() - start)
-    return out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=22, help="log2 of the values per call")
@@ -101,8 +89,8 @@ def main() -> int:
             print(f"{name:>13}: no kernel on {platform} (its rule: {rule}), skipped")
             continue
         args = tuple(jax.device_put(x, device) for x in operands)
-        times = timings(
-            {"kernel": compiled(prim, args), "reference": compiled(prim.reference, args)}
+        times = interleaved(
+            {"kernel": compiled(prim, args), "reference": compiled(prim.reference, args)}, REPS
         )
         ratios[name] = statistics.median(
             r / k for r, k in zip(times["reference"], times["kernel"], strict=True)

@@ -47,6 +47,7 @@ from collections.abc import Callable, Hashable, Iterator
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import interleaved
 
 from jext.random import get_impl
 from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64
@@ -140,19 +141,6 @@ def numpy_philox(n: int) -> Callable[[], None]:
     return call
 
 
-def timings(calls: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
-    """Per-repetition seconds of every call, interleaved with a rotating order."""
-    names = list(calls)
-    out: dict[str, list[float]] = {name: [] for name in names}
-    for rep in range(REPS):
-        shift = rep % len(names)
-        for name in names[shift:] + names[:shift]:
-            start = time.perf_counter()
-            calls[name]()
-            out[name].append(time.perf_counter() - start)
-    return out
-
-
 def ratio(times: dict[str, list[float]], other: str, name: str) -> float:
     return statistics.median(o / t for o, t in zip(times[other], times[name], strict=True))
 
@@ -191,7 +179,7 @@ def main() -> int:
     def bits(k: jax.Array) -> jax.Array:
         return jax.random.bits(k, (n,), jnp.uint32)
 
-    times = timings(bits_contenders(names, kind, bits, n))
+    times = interleaved(bits_contenders(names, kind, bits, n), REPS)
     gbs = {name: 4 * n / statistics.median(t) / 1e9 for name, t in times.items()}
     print("\nbits (uint32)")
     for name in times:
@@ -211,7 +199,7 @@ def main() -> int:
         def draw(k: jax.Array, fn: Callable[..., jax.Array] = fn) -> jax.Array:
             return fn(k, (n,))
 
-        dtimes = timings({name: contender(jax_impl(name), draw) for name in names})
+        dtimes = interleaved({name: contender(jax_impl(name), draw) for name in names}, REPS)
         print(f"\n{dist} (float32)" if dist != "bernoulli" else f"\n{dist} (bool)")
         for name in names:
             med = statistics.median(dtimes[name])
