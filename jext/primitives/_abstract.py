@@ -19,6 +19,7 @@ from jext.primitives._sharding import concrete_rule, explicit_result_axes
 __all__ = [
     "Linearized",
     "abstract_eval",
+    "abstract_eval_and_effects",
     "base_abstract_eval",
     "chain_jaxpr",
     "check_explicit_operands",
@@ -123,27 +124,46 @@ def base_abstract_eval(core: Core, form: Form, avals: Sequence[Any]) -> tuple[li
 
 def abstract_eval(core: Core, avals: Sequence[Any], form: Form) -> list[Any]:
     """The result avals of the equation binding ``form`` on ``avals``."""
+    return abstract_eval_and_effects(core, avals, form)[0]
+
+
+def abstract_eval_and_effects(
+    core: Core, avals: Sequence[Any], form: Form
+) -> tuple[list[Any], frozenset[Any]]:
+    """The result avals of the equation binding ``form`` on ``avals``, and its effects: those
+    of the function it computes (collectives' named axes aside) and, where a platform rule
+    calls an FFI handler with ``has_side_effect=True``, the FFI's."""
     per_example = unbatched_avals(avals, form.levels)
     declared = None if form.derived else core.rules.sharding
     axes = [_jax.mesh_axes_of(a) for a in avals] if declared is not None else []
     template = next((a for a, x in zip(avals, axes, strict=False) if x is not None), None)
     check_explicit_operands(core, form, avals)
+    closed: _jax.ClosedJaxpr | None = None
     with _jax.extend_axis_env(_missing_axes(form)):
         if form.chain:
-            outs = list(chain_jaxpr(core, form.base, per_example).out_avals)
-        elif form.linearize is None:
-            outs, _ = base_abstract_eval(core, form, per_example)
-        else:
-            outs = list(linearized(core, form, per_example).forward.out_avals)
+            closed = chain_jaxpr(core, form.base, per_example)
+        elif form.linearize is not None:
+            closed = linearized(core, form, per_example).forward
+        elif core.rules.abstract_eval is None:
+            closed, tree = trace_reference(core, form.plain, per_example)
+            core.record_out_tree(form, tree)
+        outs = (
+            list(closed.out_avals)
+            if closed is not None
+            else base_abstract_eval(core, form, per_example)[0]
+        )
+    found = set() if closed is None else set(_jax.side_effects(closed))
+    if any(entry.ffi_side_effect for entry in core.rules.lowerings.values()):
+        found.add(_jax.ffi_side_effect())
     batched = batched_avals(outs, form.levels)
     if declared is None or template is None:
-        return batched
+        return batched, frozenset(found)
     # The result types carry the shardings the author's rule gives.
     rule = concrete_rule(core.name, declared, per_example, outs, form.levels, in_tree=form.in_tree)
     out_axes = explicit_result_axes(core.name, declared.text, rule, axes)
     return [
         _jax.with_mesh_axes(o, a, like=template) for o, a in zip(batched, out_axes, strict=True)
-    ]
+    ], frozenset(found)
 
 
 def _missing_axes(form: Form) -> list[tuple[Any, int]]:
@@ -156,26 +176,6 @@ def _missing_axes(form: Form) -> list[tuple[Any, int]]:
         for size, _, _, name in form.levels
         if name is not None and name not in in_scope
     ]
-
-
-def effects(core: Core, avals: Sequence[Any], form: Form) -> frozenset[Any]:
-    """The effects of the equation binding ``form``: the reference's (what the traced
-    function the equation computes does, collectives' named axes aside) and, where a
-    platform rule calls an FFI handler with ``has_side_effect=True``, the FFI's."""
-    per_example = unbatched_avals(avals, form.levels)
-    found: set[Any] = set()
-    if core.rules.abstract_eval is None or form.derived:
-        with _jax.extend_axis_env(_missing_axes(form)):
-            if form.chain:
-                closed = chain_jaxpr(core, form.base, per_example)
-            elif form.linearize is not None:
-                closed = linearized(core, form.base, per_example).forward
-            else:
-                closed, _ = trace_reference(core, form.plain, per_example)
-        found |= _jax.side_effects(closed)
-    if any(entry.ffi_side_effect for entry in core.rules.lowerings.values()):
-        found.add(_jax.ffi_side_effect())
-    return frozenset(found)
 
 
 def check_explicit_operands(core: Core, form: Form, avals: Sequence[Any]) -> None:

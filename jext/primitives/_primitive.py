@@ -230,8 +230,7 @@ class Primitive(Generic[P, R]):
         def abstract_eval(*avals: Any, **bind_params: Any) -> tuple[list[Any], frozenset[Any]]:
             self._freeze()
             form = parse_form(bind_params, len(avals))
-            outs = _abstract.abstract_eval(core, avals, form)
-            return outs, _abstract.effects(core, avals, form)
+            return _abstract.abstract_eval_and_effects(core, avals, form)
 
         def impl(*args: Any, **bind_params: Any) -> list[Any]:
             self._freeze()
