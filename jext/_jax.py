@@ -645,17 +645,6 @@ def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | 
     return ClosedJaxpr(hoisted, consts), values
 
 
-def effect_names(closed: ClosedJaxpr) -> list[str]:
-    """The names of the side effects of ``closed`` (empty for a pure function).
-
-    Collectives' named-axis effects are not side effects: they say which named axes the
-    function needs in scope.
-    """
-    return sorted(
-        {type(e).__name__ for e in closed.effects if not isinstance(e, _core.NamedAxisEffect)}
-    )
-
-
 def split_linearized(
     jvp_jaxpr: ClosedJaxpr, n_primals: int, n_outs: int
 ) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:

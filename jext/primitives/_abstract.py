@@ -170,12 +170,11 @@ def _missing_axes(form: Form) -> list[tuple[Any, int]]:
     """The named ``vmap`` axes of ``form``'s levels that are not in scope now (JAX may
     evaluate an equation's type again outside the ``vmap`` that made it), for the
     per-example trace of a reference whose collectives refer to them."""
+    named = [(name, size) for size, _, _, name in form.levels if name is not None]
+    if not named:  # the common case: no scope to read
+        return []
     in_scope = _jax.axis_sizes()
-    return [
-        (name, size)
-        for size, _, _, name in form.levels
-        if name is not None and name not in in_scope
-    ]
+    return [(name, size) for name, size in named if name not in in_scope]
 
 
 def check_explicit_operands(core: Core, form: Form, avals: Sequence[Any]) -> None:
