@@ -49,3 +49,11 @@ softplus.def_lowering(jnp.negative, platform="metal")  # type: ignore[call-overl
 softplus.def_jvp(symbolic_zeros="yes")  # type: ignore[call-overload]
 jext.primitive("typing.bad", reference_lowering=["metal"])  # type: ignore[list-item]
 jext.Example(x).operands = ()  # type: ignore[misc]
+
+
+@jext.primitive("typing.fail_vjp")
+def fail_vjp(a: jax.Array, /) -> jax.Array:
+    return a
+
+
+fail_vjp.def_vjp(lambda a: (a, a), 3)  # type: ignore[arg-type]

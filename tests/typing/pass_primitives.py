@@ -114,3 +114,28 @@ try:
     softplus(x)
 except jext.JextError as err:
     assert_type(err, jext.JextError)
+
+
+@jext.primitive("typing.mul")
+def mul(a: jax.Array, b: jax.Array, /) -> jax.Array:
+    return a * b
+
+
+def mul_fwd(a: jax.Array, b: jax.Array) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+    return mul(a, b), (a, b)
+
+
+def mul_bwd(res: tuple[jax.Array, jax.Array], ct: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return ct * res[1], ct * res[0]
+
+
+assert_type(mul.def_vjp(mul_fwd, mul_bwd), None)
+
+
+@jax.custom_jvp
+def clip(v: jax.Array) -> jax.Array:
+    return jnp.clip(v, -1.0, 1.0)
+
+
+adopted = jext.primitive("typing.clip")(clip)
+assert_type(adopted, jext.Primitive[..., jax.Array])  # custom_jvp types its call (*args, **kwargs)
