@@ -10,7 +10,7 @@
 #
 # GPU half (no network needed: pip builds offline, against the installed jax):
 #   1. build      jext-example-native's CUDA handlers (nvcc; JEXT_NATIVE_CUDA=1)
-#   2. pytest     python -m pytest -m gpu (the three files holding gpu tests)      } side
+#   2. pytest     python -m pytest -m gpu (every file holding gpu tests)          } side
 #   3. check      jext check 'native.*' jext.philox4x64 jext.chacha20               } by
 #   4. exports    bench/gpu_exports.py (cuda, rocm, tpu modules and their calls)    } side
 #   5. bench-rng  bench/bench_rng.py
@@ -142,17 +142,17 @@ build_cuda() {
 export -f build_cuda
 
 GPU_TESTS=(tests/test_gpu.py plugins/jext-scipy-special/tests/test_special_on_gpu.py
-  plugins/jext-example-native/tests/test_native.py)
+  plugins/jext-example-native/tests/test_native.py plugins/jext-example-native/tests/test_layer_norm.py)
 
 if [ "$mode" = gpu ]; then
   echo "bench/gpu.sh: GPU half on ${device:-an unknown GPU}; logs in $LOGS"
   step build 120 bash -c build_cuda
   if [ "$dry" = 1 ]; then
-    step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider "${GPU_TESTS[@]}"
+    step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark "${GPU_TESTS[@]}"
     step check 240 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20
     step exports 120 "$PYTHON" bench/gpu_exports.py
   else
-    step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider "${GPU_TESTS[@]}" &
+    step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark "${GPU_TESTS[@]}" &
     step check 240 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20 &
     step exports 120 "$PYTHON" bench/gpu_exports.py &
     wait

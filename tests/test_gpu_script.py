@@ -49,6 +49,15 @@ def test_the_gpu_half_builds_tests_checks_and_benchmarks_within_ten_minutes(
     ]
     commands = {name: command for name, _, command in steps}
     assert "-m pytest -m gpu" in commands["pytest"]
+    # pytest-benchmark (on the GPU machines) warns under xdist, an error with -W error.
+    assert "-p no:benchmark" in commands["pytest"]
+    marked = {
+        str(path.relative_to(ROOT))
+        for path in [*ROOT.glob("tests/test_*.py"), *ROOT.glob("plugins/*/tests/test_*.py")]
+        # the marker in code: before any quote or comment on its line
+        if re.search(r"^[^\"'#\n]*\bpytest\.mark\.gpu\b", path.read_text(), re.M)
+    }
+    assert marked and marked <= set(commands["pytest"].split())
     assert "-m jext check" in commands["check"] and "threefry4x64" not in commands["check"]
     assert commands["bench-rng"].endswith("bench/bench_rng.py")
     assert commands["bench-kernels"].endswith("bench/bench_native.py")

@@ -108,6 +108,7 @@ def test_kernels_match_their_references_on_padded_rows_and_columns() -> None:
     _close(got, vjp(ct), rtol=2e-4)
 
 
+@pytest.mark.any_device
 def test_exports_for_cuda_and_tpu_call_the_pallas_kernels() -> None:
     grad = jax.grad(_loss(_ours), ARGS)
     cuda = jext.lowering.export(grad, X, W, B, platforms=["cuda"])
@@ -132,6 +133,7 @@ def test_exports_for_cuda_and_tpu_call_the_pallas_kernels() -> None:
     assert cuda.custom_calls == ("__gpu$xla.gpu.triton",)  # allowed by jext, not by JAX
 
 
+@pytest.mark.any_device
 @pytest.mark.parametrize("prim", [layer_norm, layer_norm_fwd, layer_norm_bwd], ids=lambda p: p.name)
 def test_the_layer_norm_primitives_pass_the_conformance_checks(
     prim: jext.Primitive[..., Any],

@@ -151,6 +151,7 @@ def test_export_names_each_platforms_rule(exports: dict[str, jext.lowering.Platf
     }
 
 
+@pytest.mark.any_device
 def test_export_lowers_each_platform_to_its_kernel() -> None:
     def custom_calls(fn: Callable[..., Any], operands: Any, platform: str) -> set[str]:
         text = jext.lowering.export(fn, *operands, platforms=[platform]).exported.mlir_module()
@@ -183,6 +184,7 @@ def test_serialize_round_trip_runs_the_cpu_kernel(
     _close(restored.call(*operands), reference(*operands))
 
 
+@pytest.mark.any_device
 @pytest.mark.parametrize("name", list(CASES))
 def test_native_rules_pass_the_batching_and_lowering_checks(name: str) -> None:
     # The other checks run on every installed primitive in tests/test_conformance.py.
