@@ -17,6 +17,9 @@ below the normal range on both sides count as equal (XLA's CPU flushes them).
 ``--derivatives``: each differentiable argument's JVP against fourth-order central
 differences of the wrapper itself (step ``1e-5 max(1, |x|)``), 3000 interior points,
 flagged beyond 1e-4 relative; the discrete quantiles' jumps show up there by design.
+``--digest``: instead of comparing, one SHA-256 line per (wrapper, domain) of the values
+(with ``--derivatives``, of the JVPs) at points drawn from a generator seeded by the
+wrapper's name, so two versions of the plugin can be compared bit for bit (``diff``).
 
 A flagged point is a lead, not a verdict: at many of them SciPy, not jext, is wrong
 (bench/results/scipy-special-sweeps.md); settle each with mpmath.
@@ -26,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -117,6 +122,46 @@ def survey_values(wrapper: ScipyWrapper, rng: np.random.Generator, n: int, dtype
         )
 
 
+def digest_values(wrapper: ScipyWrapper, rng: np.random.Generator, n: int, dtype: str) -> None:
+    for d, domain in enumerate(wrapper.domains):
+        cols = [c.astype(dtype) for c in _columns(rng, domain, n, dtype)]
+
+        def call(*args: Any, kwargs: Any = domain.kwargs) -> Any:
+            return wrapper.public(*args, **kwargs)
+
+        got = _stacked(jax.jit(call)(*cols))
+        sha = hashlib.sha256(got.tobytes()).hexdigest()[:32]
+        print(f"{wrapper.scope}.{wrapper.name} {dtype} domain {d}: {got.dtype} {sha}", flush=True)
+
+
+def digest_derivatives(wrapper: ScipyWrapper, rng: np.random.Generator) -> None:
+    for d, domain in enumerate(wrapper.domains):
+        cols = _derivative_points(rng, domain)
+
+        def value(*args: Any, kwargs: Any = domain.kwargs) -> Any:
+            return wrapper.public(*args, **kwargs)
+
+        for i in wrapper.differentiable:
+            if i in domain.integers:
+                continue
+            slope = _stacked(_jvp_program(value, i, len(cols))(*cols)[1])
+            sha = hashlib.sha256(slope.tobytes()).hexdigest()[:32]
+            print(f"{wrapper.scope}.{wrapper.name} domain {d} d/d(argument {i}): {sha}", flush=True)
+
+
+def _derivative_points(rng: np.random.Generator, domain: Domain) -> list[np.ndarray]:
+    cols = []
+    for i, (low, high) in enumerate(domain.bounds):
+        lo, hi = max(low, -1e3), min(high, 1e3)
+        lo, hi = lo + 0.01 * (hi - lo), hi - 0.01 * (hi - lo)
+        if domain.log and lo > 0.0:
+            col = np.exp(rng.uniform(np.log(lo), np.log(hi), DERIVATIVE_POINTS))
+        else:
+            col = rng.uniform(lo, hi, DERIVATIVE_POINTS)
+        cols.append(np.round(col) if i in domain.integers else col)
+    return cols
+
+
 def _jvp_program(fn: Callable[..., Any], i: int, nargs: int) -> Callable[..., tuple[Any, Any]]:
     def along(*args: Any) -> tuple[Any, Any]:
         def moved(xi: Any) -> Any:
@@ -132,15 +177,7 @@ def _jvp_program(fn: Callable[..., Any], i: int, nargs: int) -> Callable[..., tu
 def survey_derivatives(wrapper: ScipyWrapper, rng: np.random.Generator) -> None:
     n = DERIVATIVE_POINTS
     for d, domain in enumerate(wrapper.domains):
-        cols = []
-        for i, (low, high) in enumerate(domain.bounds):
-            lo, hi = max(low, -1e3), min(high, 1e3)
-            lo, hi = lo + 0.01 * (hi - lo), hi - 0.01 * (hi - lo)
-            if domain.log and lo > 0.0:
-                col = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
-            else:
-                col = rng.uniform(lo, hi, n)
-            cols.append(np.round(col) if i in domain.integers else col)
+        cols = _derivative_points(rng, domain)
 
         def value(*args: Any, kwargs: Any = domain.kwargs) -> Any:
             out = wrapper.public(*args, **kwargs)
@@ -188,14 +225,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--derivatives", action="store_true")
     parser.add_argument("--points", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--digest", action="store_true", help="hashes of the values, bit for bit")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     dtype = "float32" if args.float32 else "float64"
-    for (scope, name), owned in registry().scipy_wrappers().items():
+    for (scope, name), owned in sorted(registry().scipy_wrappers().items()):
         wrapper = owned[0].item
         if not any(fnmatch.fnmatch(f"{scope}.{name}", p) for p in args.names):
             continue
-        if args.derivatives:
+        if args.digest:
+            own = np.random.default_rng([args.seed, zlib.crc32(f"{scope}.{name}".encode())])
+            if args.derivatives and wrapper.differentiable and "float64" in wrapper.dtypes:
+                digest_derivatives(wrapper, own)
+            elif not args.derivatives and dtype in wrapper.dtypes:
+                digest_values(wrapper, own, args.points, dtype)
+        elif args.derivatives:
             if wrapper.differentiable and "float64" in wrapper.dtypes:
                 survey_derivatives(wrapper, rng)
         elif dtype in wrapper.dtypes:
