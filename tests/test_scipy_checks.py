@@ -197,3 +197,35 @@ def test_values_are_those_of_the_default_compilation_users_get() -> None:
         lowest = np.asarray(jax.jit(wrapper.function).lower(x).compile(STRUCTURE_COMPILE)(x))[0]
     assert user != lowest, "the point no longer tells the two compilations apart"
     assert session.get("float64", kw, "eval")[..., where][index] == user
+
+
+def _norm_cdf_wrapper(function: Any) -> ScipyWrapper:
+    return ScipyWrapper(
+        scope="stats",
+        name="norm.cdf",
+        mirrors="scipy.stats.norm.cdf",
+        function=function,
+        domains=(Domain(((-5.0, 5.0),)),),
+        differentiable=(0,),
+    )
+
+
+def test_a_method_of_a_scipy_object_is_the_oracle_its_mirrors_name() -> None:
+    """``mirrors="scipy.stats.norm.cdf"`` with no ``oracle``: SciPy's ``norm.cdf``."""
+    assert status(_norm_cdf_wrapper(jax.scipy.stats.norm.cdf), "values")[0] == "pass"
+    st, message = status(_norm_cdf_wrapper(jax.scipy.stats.norm.sf), "values")
+    assert st == "fail" and "SciPy gives" in message
+
+
+def test_a_mirrored_name_scipy_lacks_is_an_error_naming_it() -> None:
+    wrapper = _norm_cdf_wrapper(jax.scipy.stats.norm.cdf)
+    wrapper = ScipyWrapper(**{**_fields(wrapper), "mirrors": "scipy.stats.no_such_dist.cdf"})
+    st, message = status(wrapper, "values")
+    assert st == "fail" and "no_such_dist" in message
+
+
+def _fields(wrapper: ScipyWrapper) -> dict[str, Any]:
+    return {
+        name: getattr(wrapper, name)
+        for name in ("scope", "name", "mirrors", "function", "domains", "differentiable")
+    }

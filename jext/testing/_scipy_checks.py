@@ -48,9 +48,26 @@ def oracle_of(wrapper: ScipyWrapper) -> Callable[..., Any]:
     """The function the wrapper is held to: its own oracle, else the SciPy function it mirrors."""
     if wrapper.oracle is not None:
         return wrapper.oracle
-    module_name, _, attr = wrapper.mirrors.rpartition(".")
-    fn: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
-    return fn
+    return _scipy_function(wrapper.mirrors)
+
+
+def _scipy_function(dotted: str) -> Callable[..., Any]:
+    """The object ``dotted`` names: its longest importable prefix, then attributes, so that
+    a method of a SciPy object (``"scipy.stats.t.cdf"``) resolves as a function does."""
+    parts = dotted.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        prefix = ".".join(parts[:split])
+        try:
+            found: Any = importlib.import_module(prefix)
+        except ModuleNotFoundError as error:
+            if error.name != prefix:  # a module it imports is missing: say so
+                raise
+            continue
+        for attr in parts[split:]:
+            found = getattr(found, attr)
+        fn: Callable[..., Any] = found
+        return fn
+    raise ModuleNotFoundError(f"no module in {dotted!r}")
 
 
 def _checked_oracle(wrapper: ScipyWrapper) -> Callable[..., Any]:

@@ -15,8 +15,18 @@ import jax
 import numpy as np
 import pytest
 from _special_cases import x64
-from jext_scipy_special import _CORE, WRAPPERS
-from jext_scipy_special._functions import _bessel_family, _elliptic_family, _gamma_family
+from jext_scipy_special import WRAPPERS
+from jext_scipy_special._functions import (
+    _bessel,
+    _bessel_family,
+    _elliptic,
+    _elliptic_family,
+    _erf,
+    _gamma,
+    _gamma_family,
+    _lambertw,
+    _t,
+)
 
 from jext.scipy import ScipyWrapper
 from jext.testing._scipy_checks import _sample, oracle_of
@@ -36,9 +46,13 @@ def _rng(wrapper: ScipyWrapper, purpose: str) -> np.random.Generator:
 # kernel per wrapper); it holds the large batches, which ``jext check`` never reaches.
 
 
-#: The original nine and the Bessel, elliptic and error/gamma families (the other
-#: families carry their own value tests).
-VALUED = [*_CORE, *_bessel_family.WRAPPERS, *_elliptic_family.WRAPPERS, *_gamma_family.WRAPPERS]
+#: The Bessel, elliptic, error and gamma functions (the other families carry their own
+#: value tests).
+VALUED = [
+    wrapper
+    for module in (_elliptic, _erf, _t, _lambertw, _gamma, _bessel)
+    for wrapper in module.WRAPPERS
+] + [*_bessel_family.WRAPPERS, *_elliptic_family.WRAPPERS, *_gamma_family.WRAPPERS]
 
 
 @pytest.mark.parametrize("wrapper", VALUED, ids=[w.name for w in VALUED])

@@ -32,6 +32,8 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
+from jext.scipy import Domain, ScipyWrapper
+
 from ._common import (
     entry_point,
     eps_of,
@@ -43,8 +45,9 @@ from ._common import (
     tangent,
     tiny_of,
 )
+from ._declare import declare
 
-__all__ = ["asym_region", "hankel_sums", "iterate_kept", "kv", "kve"]
+__all__ = ["WRAPPERS", "asym_region", "hankel_sums", "iterate_kept", "kv", "kve"]
 
 _X_TEMME = 2.0
 #: Largest ``|v|`` handled (the recurrence runs up to ``round(|v|)`` steps,
@@ -433,3 +436,14 @@ def kve(v: ArrayLike, z: ArrayLike) -> jax.Array:
     differentiating with respect to ``v`` raises ``NotImplementedError``.
     """
     return _KVE(v, z)
+
+
+# ------------------------------------------------------------- declarations
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare(
+        "kv", kv, domains=(Domain(((-20.0, 20.0), (0.01, 100.0)), log=True),), differentiable=(1,)
+    ),
+    declare(
+        "kve", kve, domains=(Domain(((-20.0, 20.0), (0.01, 100.0)), log=True),), differentiable=(1,)
+    ),
+)

@@ -54,7 +54,7 @@ from ._common import (
     tangent,
     tiny_of,
 )
-from ._declare import special_wrapper
+from ._declare import declare
 
 __all__ = ["WRAPPERS", "iv", "ive", "k0", "k0e", "k1", "k1e", "kn"]
 
@@ -477,31 +477,31 @@ _ORDERS_X = Domain(((-20.0, 20.0), (1e-3, 500.0)))
 _SMALL_X = Domain(((-5.0, 20.0), (1e-2, 10.0)))
 
 WRAPPERS: tuple[ScipyWrapper, ...] = (
-    special_wrapper(
+    declare(
         "iv",
         iv,
-        (_ORDERS_X, _SMALL_X, Domain(((-5.0, 5.0), (-20.0, -1e-3)))),
+        domains=(_ORDERS_X, _SMALL_X, Domain(((-5.0, 5.0), (-20.0, -1e-3)))),
         differentiable=(1,),
         edge_cases=(EdgeCase((2.0, -1.5)), EdgeCase((-2.5, 0.0)), EdgeCase((3.0, -2.0))),
     ),
-    special_wrapper(
+    declare(
         "ive",
         ive,
-        (_ORDERS_X, _SMALL_X),
+        domains=(_ORDERS_X, _SMALL_X),
         # float32 loses up to 1.5e-5 for negative non-integer orders near |z| = 1 (the
         # reflection term cancels); float64 meets 1e-12.
         tolerances={"float64": (1e-12, 1e-300), "float32": (3e-5, 1e-30)},
         differentiable=(1,),
         edge_cases=(EdgeCase((2.0, -1.5)), EdgeCase((-2.5, 0.0))),
     ),
-    special_wrapper("k0", k0, (Domain(((1e-6, 700.0),), log=True),), differentiable=(0,)),
-    special_wrapper("k0e", k0e, (Domain(((1e-6, 1e4),), log=True),), differentiable=(0,)),
-    special_wrapper("k1", k1, (Domain(((1e-6, 700.0),), log=True),), differentiable=(0,)),
-    special_wrapper("k1e", k1e, (Domain(((1e-6, 1e4),), log=True),), differentiable=(0,)),
-    special_wrapper(
+    declare("k0", k0, domains=(Domain(((1e-6, 700.0),), log=True),), differentiable=(0,)),
+    declare("k0e", k0e, domains=(Domain(((1e-6, 1e4),), log=True),), differentiable=(0,)),
+    declare("k1", k1, domains=(Domain(((1e-6, 700.0),), log=True),), differentiable=(0,)),
+    declare("k1e", k1e, domains=(Domain(((1e-6, 1e4),), log=True),), differentiable=(0,)),
+    declare(
         "kn",
         kn,
-        (Domain(((-20.0, 20.0), (1e-3, 100.0))),),
+        domains=(Domain(((-20.0, 20.0), (1e-3, 100.0))),),
         differentiable=(1,),
         oracle=_kn_oracle,
     ),

@@ -26,7 +26,7 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 from ._bessel01 import j0_pos, j1_pos, y0_pos, y1_pos
 from ._bessel_jy import jy, y_integer
 from ._common import BelowNormal, cos_pi, entry_point, nondiff, sin_pi, subnormal_parts, tangent
-from ._declare import special_wrapper
+from ._declare import declare
 
 __all__ = [
     "WRAPPERS",
@@ -325,27 +325,87 @@ _X = Domain(((1e-6, 1e3),), log=True)
 _X_SIGNED = Domain(((-200.0, 200.0),))
 
 
-def _declare(name: str, fn: Any, domains: tuple[Domain, ...], **options: Any) -> ScipyWrapper:
-    options.setdefault("tolerances", _TOL_JY)
-    options.setdefault("differentiable", (1,) if len(domains[0].bounds) == 2 else (0,))
-    return special_wrapper(name, fn, domains, **options)
-
-
 _EDGES = tuple(EdgeCase(p) for p in ((-1.5, 0.0), (-0.5, 0.0), (-2.0, 0.0), (3.0, -2.0)))
 
 WRAPPERS: tuple[ScipyWrapper, ...] = (
-    _declare("jv", jv, (_ORDERS, _SMALL_X), edge_cases=_EDGES),
-    _declare("jve", jve, (_ORDERS, _SMALL_X), edge_cases=_EDGES),
-    _declare("yv", yv, (_ORDERS, _SMALL_X), edge_cases=_EDGES),
-    _declare("yve", yve, (_ORDERS, _SMALL_X), edge_cases=_EDGES),
-    _declare("j0", j0, (_X, _X_SIGNED)),
-    _declare("j1", j1, (_X, _X_SIGNED)),
-    _declare("y0", y0, (_X,)),
-    _declare("y1", y1, (_X,)),
-    _declare("jn", jn, (_ORDERS,), edge_cases=_EDGES),
-    _declare("yn", yn, (_ORDERS,), oracle=_yn_oracle, edge_cases=_EDGES),
-    _declare("hankel1", hankel1, (_H_ORDERS, _H_SMALL_X, _NEG_X), edge_cases=_EDGES),
-    _declare("hankel1e", hankel1e, (_H_ORDERS, _H_SMALL_X, _NEG_X), edge_cases=_EDGES),
-    _declare("hankel2", hankel2, (_H_ORDERS, _H_SMALL_X, _NEG_X), edge_cases=_EDGES),
-    _declare("hankel2e", hankel2e, (_H_ORDERS, _H_SMALL_X, _NEG_X), edge_cases=_EDGES),
+    declare(
+        "jv",
+        jv,
+        domains=(_ORDERS, _SMALL_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "jve",
+        jve,
+        domains=(_ORDERS, _SMALL_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "yv",
+        yv,
+        domains=(_ORDERS, _SMALL_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "yve",
+        yve,
+        domains=(_ORDERS, _SMALL_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare("j0", j0, domains=(_X, _X_SIGNED), differentiable=(0,), tolerances=_TOL_JY),
+    declare("j1", j1, domains=(_X, _X_SIGNED), differentiable=(0,), tolerances=_TOL_JY),
+    declare("y0", y0, domains=(_X,), differentiable=(0,), tolerances=_TOL_JY),
+    declare("y1", y1, domains=(_X,), differentiable=(0,), tolerances=_TOL_JY),
+    declare(
+        "jn", jn, domains=(_ORDERS,), differentiable=(1,), tolerances=_TOL_JY, edge_cases=_EDGES
+    ),
+    declare(
+        "yn",
+        yn,
+        domains=(_ORDERS,),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        oracle=_yn_oracle,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "hankel1",
+        hankel1,
+        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "hankel1e",
+        hankel1e,
+        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "hankel2",
+        hankel2,
+        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
+    declare(
+        "hankel2e",
+        hankel2e,
+        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
+        differentiable=(1,),
+        tolerances=_TOL_JY,
+        edge_cases=_EDGES,
+    ),
 )

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,7 +45,7 @@ from ._beta import (
     log_small_root,
 )
 from ._common import as_float_arrays, entry_point, nondiff, tangent, tiny_of, twice
-from ._declare import declare, declare_stats
+from ._declare import declare, quiet_oracle
 from ._erf import ndtri
 from ._t import _stdtr_pdf, stdtr
 
@@ -560,19 +559,6 @@ def beta_logsf(
 
 
 # ----------------------------------------------------------- declarations
-def _quiet(name: str) -> Callable[..., Any]:
-    """SciPy's ``name`` without the warnings it gives when it floors a count itself
-    (``RuntimeWarning`` for ``k``, ``DeprecationWarning`` for ``n``)."""
-
-    def oracle(*args: Any) -> Any:
-        fn = getattr(importlib.import_module("scipy.special"), name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(*args)
-
-    return oracle
-
-
 def _stdtrit_oracle(df: Any, p: Any) -> Any:
     """SciPy's ``stdtrit``, with ``-inf`` at ``p = 0`` where SciPy 1.17 returns ``+inf``."""
     out = np.asarray(importlib.import_module("scipy.special").stdtrit(df, p), np.float64)
@@ -653,7 +639,9 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
             declare(
                 fn.__name__,
                 fn,
-                oracle=_quiet(fn.__name__),
+                # SciPy warns where it floors a count (RuntimeWarning for k,
+                # DeprecationWarning for n); the wrappers floor it silently.
+                oracle=quiet_oracle(f"special.{fn.__name__}"),
                 tolerances=TOL,
                 domains=dom,
                 differentiable=(2,),
@@ -701,10 +689,10 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         if method in ("logcdf", "logsf"):
             options["oracle"] = _log_oracle(method)
         stats.append(
-            declare_stats(
-                dist,
-                method,
+            declare(
+                f"{dist}.{method}",
                 fn,
+                scope="stats",
                 **options,
                 domains=(
                     Domain((first, *shapes, (0.0, 0.0), (1.0, 1.0))),

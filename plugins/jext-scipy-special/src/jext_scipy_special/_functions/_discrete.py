@@ -52,7 +52,7 @@ from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._beta import beta_density, beta_pq
 from ._common import entry_point, eps_of, nondiff, partitioned, subnormal_parts, tangent
-from ._declare import declare_stats, stats_oracle
+from ._declare import declare, scipy_function
 from ._erf import ndtri
 from ._incgamma import gamma_pdf_ratio, gamma_pq
 
@@ -429,7 +429,7 @@ def _poisson_isf_oracle(q: Any, mu: Any, loc: Any = 0.0) -> Any:
     ``pdtrc(k, mu) <= q``, found by doubling and bisection."""
     sc = importlib.import_module("scipy.special")
     q, mu, loc = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in (q, mu, loc)))
-    out = np.array(stats_oracle("poisson", "isf")(q, mu, loc), np.float64, ndmin=1)
+    out = np.array(scipy_function("stats.poisson.isf")(q, mu, loc), np.float64, ndmin=1)
     flat = out.reshape(-1)
     for i in np.flatnonzero((q.reshape(-1) > 0.0) & (q.reshape(-1) < 1e-10)):
         qi, mi = q.reshape(-1)[i], mu.reshape(-1)[i]
@@ -507,10 +507,10 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         ("nbinom", "isf", nbinom_isf, nbinom_q, (0, 3), tails4),
     )
     return tuple(
-        declare_stats(
-            dist,
-            method,
+        declare(
+            f"{dist}.{method}",
             fn,
+            scope="stats",
             oracle=_poisson_isf_oracle if (dist, method) == ("poisson", "isf") else None,
             domains=domains,
             differentiable=diff,

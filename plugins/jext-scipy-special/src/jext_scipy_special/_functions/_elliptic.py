@@ -22,9 +22,12 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from ._common import entry_point, polyval
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
-__all__ = ["ellipe", "ellipk", "ellipkm1"]
+from ._common import entry_point, polyval
+from ._declare import declare
+
+__all__ = ["WRAPPERS", "ellipe", "ellipk", "ellipkm1"]
 
 _PK = (
     1.37982864606273237150e-4,
@@ -232,3 +235,29 @@ def ellipe(m: ArrayLike) -> jax.Array:
     Differentiable in ``m``: ``dE/dm = (E - K) / (2 m)`` (series near 0).
     """
     return _ELLIPE(m)
+
+
+# ------------------------------------------------------------- declarations
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare(
+        "ellipk",
+        ellipk,
+        domains=(Domain(((-10.0, 0.999),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.0,)), EdgeCase((1.5,))),
+    ),
+    declare(
+        "ellipkm1",
+        ellipkm1,
+        domains=(Domain(((1e-30, 1.0),), log=True), Domain(((0.0, 11.0),))),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((-1.0,)),),
+    ),
+    declare(
+        "ellipe",
+        ellipe,
+        domains=(Domain(((-10.0, 1.0),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.5,)),),
+    ),
+)

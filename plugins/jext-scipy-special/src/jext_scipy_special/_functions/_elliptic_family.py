@@ -65,7 +65,7 @@ from ._common import (
     polyval,
     tangent,
 )
-from ._declare import special_wrapper
+from ._declare import declare
 from ._elliptic import ellipe, ellipk
 
 __all__ = [
@@ -670,62 +670,62 @@ def agm(a: ArrayLike, b: ArrayLike) -> jax.Array:
 _POS3 = Domain(((1e-3, 1e3), (1e-3, 1e3), (1e-3, 1e3)), log=True)
 
 WRAPPERS: tuple[ScipyWrapper, ...] = (
-    special_wrapper(
+    declare(
         "elliprf",
         elliprf,
-        (_POS3, Domain(((0.0, 2.0), (0.1, 2.0), (0.1, 2.0)))),
+        domains=(_POS3, Domain(((0.0, 2.0), (0.1, 2.0), (0.1, 2.0)))),
         differentiable=(0, 1, 2),
         edge_cases=(EdgeCase((0.0, 0.0, 1.0)), EdgeCase((1.0, 1.0, 1.0))),
     ),
-    special_wrapper(
+    declare(
         "elliprd",
         elliprd,
-        (_POS3,),
+        domains=(_POS3,),
         differentiable=(0, 1, 2),
         edge_cases=(EdgeCase((0.0, 0.0, 1.0)), EdgeCase((1.0, 1.0, 1.0))),
     ),
-    special_wrapper(
+    declare(
         "elliprc",
         elliprc,
-        (Domain(((1e-3, 1e3), (1e-3, 1e3)), log=True), Domain(((0.0, 5.0), (-5.0, -0.01)))),
+        domains=(Domain(((1e-3, 1e3), (1e-3, 1e3)), log=True), Domain(((0.0, 5.0), (-5.0, -0.01)))),
         differentiable=(0, 1),
         edge_cases=(EdgeCase((1.0, 1.0)), EdgeCase((0.0, 1.0))),
     ),
-    special_wrapper(
+    declare(
         "elliprj",
         elliprj,
-        (Domain(((1e-3, 1e3),) * 4, log=True),),
+        domains=(Domain(((1e-3, 1e3),) * 4, log=True),),
         # float32: the duplication's rounding adds up over its steps.  On 2000 log-uniform
         # points of the domain it is within 4.3e-6 on CPU and on an H100 (jax 0.11.2), but
         # at the edge point (500, 500, 500, 1e-3) 4.2e-6 on CPU and 1.3e-5 on the H100.
         tolerances={"float64": (1e-12, 1e-300), "float32": (3e-5, 1e-30)},
         edge_cases=(EdgeCase((1.0, 1.0, 1.0, 1.0)),),
     ),
-    special_wrapper(
+    declare(
         "elliprg",
         elliprg,
-        (_POS3, Domain(((0.0, 2.0), (0.0, 2.0), (0.1, 2.0)))),
+        domains=(_POS3, Domain(((0.0, 2.0), (0.0, 2.0), (0.1, 2.0)))),
         differentiable=(0, 1, 2),
         edge_cases=(EdgeCase((0.0, 0.0, 1.0)), EdgeCase((1.0, 1.0, 1.0))),
     ),
-    special_wrapper(
+    declare(
         "ellipkinc",
         ellipkinc,
-        (Domain(((-10.0, 10.0), (-5.0, 0.99))),),
+        domains=(Domain(((-10.0, 10.0), (-5.0, 0.99))),),
         differentiable=(0, 1),
         edge_cases=(EdgeCase((1.0, 2.0)), EdgeCase((0.5, 1.0)), EdgeCase((10.0, 0.5))),
     ),
-    special_wrapper(
+    declare(
         "ellipeinc",
         ellipeinc,
-        (Domain(((-10.0, 10.0), (-5.0, 1.0))),),
+        domains=(Domain(((-10.0, 10.0), (-5.0, 1.0))),),
         differentiable=(0, 1),
         edge_cases=(EdgeCase((1.0, 2.0)), EdgeCase((0.5, 1.0)), EdgeCase((10.0, 0.5))),
     ),
-    special_wrapper(
+    declare(
         "agm",
         agm,
-        (Domain(((1e-3, 1e3), (1e-3, 1e3)), log=True),),
+        domains=(Domain(((1e-3, 1e3), (1e-3, 1e3)), log=True),),
         differentiable=(0, 1),
         edge_cases=(EdgeCase((-1.0, -2.0)), EdgeCase((1.0, -2.0)), EdgeCase((1e300, 1e-300))),
     ),

@@ -18,6 +18,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
+from jext.scipy import Domain, EdgeCase, ScipyWrapper
+
 from ._common import (
     BelowNormal,
     entry_point,
@@ -27,9 +29,10 @@ from ._common import (
     polyval1,
     subnormal_parts,
 )
+from ._declare import declare
 from ._ndtri_exp_coeffs import TAIL_SERIES
 
-__all__ = ["erfcinv", "ndtr", "ndtri", "ndtri_exp"]
+__all__ = ["WRAPPERS", "erfcinv", "ndtr", "ndtri", "ndtri_exp"]
 
 _S2PI = 2.50662827463100050242
 _EXPM2 = 0.13533528323661269189  # exp(-2)
@@ -250,3 +253,15 @@ def erfcinv(y: ArrayLike) -> jax.Array:
     Differentiable in ``y``: ``-(sqrt(pi)/2) exp(erfcinv(y)**2)``.
     """
     return _ERFCINV(y)
+
+
+# ------------------------------------------------------------- declarations
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare(
+        "erfcinv",
+        erfcinv,
+        domains=(Domain(((1e-6, 1.999999),)),),
+        differentiable=(0,),
+        edge_cases=(EdgeCase((1.0,)), EdgeCase((2.5,)), EdgeCase((-0.5,))),
+    ),
+)

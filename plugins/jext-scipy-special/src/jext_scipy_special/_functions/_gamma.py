@@ -37,6 +37,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
+from jext.scipy import Domain, ScipyWrapper
+
 from ._common import (
     RGAMMA1P_TAYLOR,
     entry_point,
@@ -53,9 +55,10 @@ from ._common import (
     tangent,
     tiny_of,
 )
+from ._declare import declare
 from ._erf import ndtri
 
-__all__ = ["gammainccinv", "gammaincinv", "log_gamma1p"]
+__all__ = ["WRAPPERS", "gammainccinv", "gammaincinv", "log_gamma1p"]
 
 _BIG_A = 10.0
 _HALLEY_CAP = (40, 20)  # Halley iterations (float64, float32); 3 suffice in practice
@@ -527,3 +530,14 @@ def gammainccinv(a: ArrayLike, y: ArrayLike) -> jax.Array:
     Differentiable in ``y`` only: ``dx/dy = -Gamma(a) x^(1-a) e^x``.
     """
     return _GAMMAINCCINV(a, y)
+
+
+# ------------------------------------------------------------- declarations
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare(
+        "gammaincinv",
+        gammaincinv,
+        domains=(Domain(((0.1, 100.0), (1e-6, 0.999999)), log=True),),
+        differentiable=(1,),
+    ),
+)

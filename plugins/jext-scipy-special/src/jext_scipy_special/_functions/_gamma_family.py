@@ -38,7 +38,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._common import entry_point, is_double, polyval, subnormal_log, two_prod
-from ._declare import special_wrapper
+from ._declare import declare
 from ._erf import ndtri_exp as ndtri_exp_kernel
 from ._gamma import gammainccinv
 
@@ -320,32 +320,32 @@ def powm1(x: ArrayLike, y: ArrayLike) -> jax.Array:
 
 
 WRAPPERS: tuple[ScipyWrapper, ...] = (
-    special_wrapper(
+    declare(
         "erfi",
         erfi,
-        (Domain(((-26.0, 26.0),)), Domain(((1e-10, 26.0),), log=True)),
+        domains=(Domain(((-26.0, 26.0),)), Domain(((1e-10, 26.0),), log=True)),
         differentiable=(0,),
         edge_cases=(EdgeCase((6.5,)), EdgeCase((-6.5,)), EdgeCase((27.0,))),
     ),
-    special_wrapper(
+    declare(
         "ndtri_exp",
         ndtri_exp,
-        (Domain(((-2.0, -1e-12),)), Domain(((-800.0, -2.0),)), Domain(((-1e5, -800.0),))),
+        domains=(Domain(((-2.0, -1e-12),)), Domain(((-800.0, -2.0),)), Domain(((-1e5, -800.0),))),
         differentiable=(0,),
         edge_cases=(EdgeCase((-1e5,)), EdgeCase((-700.0,)), EdgeCase((-1e-300,))),
     ),
-    special_wrapper(
+    declare(
         "rgamma",
         rgamma,
-        (Domain(((-30.0, 170.0),)),),
+        domains=(Domain(((-30.0, 170.0),)),),
         differentiable=(0,),
         edge_cases=(EdgeCase((-3.0,)), EdgeCase((200.0,))),
         dtypes=("float64",),
     ),
-    special_wrapper(
+    declare(
         "binom",
         binom,
-        (Domain(((0.0, 60.0), (0.0, 20.0))),),
+        domains=(Domain(((0.0, 60.0), (0.0, 20.0))),),
         differentiable=(0, 1),
         # binom(0.5, 200): Gamma(n - k + 1) underflows to -0, its sign must not.
         edge_cases=(
@@ -356,18 +356,21 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         ),
         dtypes=("float64",),
     ),
-    special_wrapper(
+    declare(
         "powm1",
         powm1,
-        (Domain(((0.01, 100.0), (-50.0, 50.0))), Domain(((0.5, 2.0), (-1e-3, 1e-3)))),
+        domains=(Domain(((0.01, 100.0), (-50.0, 50.0))), Domain(((0.5, 2.0), (-1e-3, 1e-3)))),
         differentiable=(0, 1),
         edge_cases=(EdgeCase((-2.0, 3.0)), EdgeCase((-2.0, 0.5)), EdgeCase((0.0, -1.0))),
         dtypes=("float64",),
     ),
-    special_wrapper(
+    declare(
         "gammainccinv",
         gammainccinv,
-        (Domain(((0.1, 100.0), (1e-37, 0.999999)), log=True), Domain(((0.5, 50.0), (0.0, 1.0)))),
+        domains=(
+            Domain(((0.1, 100.0), (1e-37, 0.999999)), log=True),
+            Domain(((0.5, 50.0), (0.0, 1.0))),
+        ),
         differentiable=(1,),
     ),
 )

@@ -13,10 +13,7 @@ differentiated (``NotImplementedError``).
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from collections.abc import Callable
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +22,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._common import as_float_arrays, entry_point, nondiff, tangent
-from ._declare import declare
+from ._declare import declare, quiet_oracle
 from ._incgamma import gamma_pdf_ratio, gamma_pq, gammaincc_inv
 
 _Jvp = tuple[jax.Array, jax.Array]
@@ -230,18 +227,6 @@ def pdtri(k: ArrayLike, y: ArrayLike) -> jax.Array:
 F32_TAIL = {"float64": (1e-12, 1e-300), "float32": (3e-5, 1e-30)}
 
 
-def _quiet(name: str) -> Callable[..., Any]:
-    """SciPy's ``name``, without the warning it gives when it floors a count itself."""
-
-    def oracle(*args: Any) -> Any:
-        fn = getattr(importlib.import_module("scipy.special"), name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return fn(*args)
-
-    return oracle
-
-
 def _declarations() -> tuple[ScipyWrapper, ...]:
     rate_shape_x = (
         Domain(((0.1, 10.0), (0.1, 300.0), (0.01, 30.0)), log=True),
@@ -270,7 +255,7 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         declare(
             "pdtr",
             pdtr,
-            oracle=_quiet("pdtr"),
+            oracle=quiet_oracle("special.pdtr", RuntimeWarning),
             tolerances=F32_TAIL,
             domains=poisson,
             differentiable=(1,),
@@ -278,7 +263,7 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         declare(
             "pdtrc",
             pdtrc,
-            oracle=_quiet("pdtrc"),
+            oracle=quiet_oracle("special.pdtrc", RuntimeWarning),
             tolerances=F32_TAIL,
             domains=poisson,
             differentiable=(1,),
@@ -294,7 +279,7 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         declare(
             "pdtri",
             pdtri,
-            oracle=_quiet("pdtri"),
+            oracle=quiet_oracle("special.pdtri", RuntimeWarning),
             domains=quantile,
             differentiable=(1,),
             edge_cases=tails,

@@ -30,11 +30,7 @@ Methods:
 
 from __future__ import annotations
 
-import importlib
 import math
-import warnings
-from collections.abc import Callable
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +50,7 @@ from ._common import (
     tiny_of,
     two_prod,
 )
-from ._declare import declare
+from ._declare import declare, quiet_oracle
 
 __all__ = ["WRAPPERS", "kolmogi", "kolmogorov", "smirnov", "smirnovi"]
 
@@ -418,18 +414,6 @@ def smirnovi(n: ArrayLike, p: ArrayLike) -> jax.Array:
     return _SMIRNOVI(n, p)
 
 
-def _quiet_oracle(name: str) -> Callable[..., Any]:
-    """SciPy's function without its warning that a real ``n`` was truncated (the wrapper
-    truncates the same way, silently)."""
-
-    def oracle(n: Any, x: Any) -> Any:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return getattr(importlib.import_module("scipy.special"), name)(n, x)
-
-    return oracle
-
-
 WRAPPERS: tuple[ScipyWrapper, ...] = (
     declare(
         "kolmogorov",
@@ -464,7 +448,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         # On an H100 (jax 0.11.2) the rounding adds up differently: 2.1e-5 at n = 774,
         # d = 0.0815 (7.7e-6 on CPU), so float32 is held to 5e-5.
         tolerances={"float64": (1e-12, 1e-300), "float32": (5e-5, 1e-30)},
-        oracle=_quiet_oracle("smirnov"),
+        oracle=quiet_oracle("special.smirnov", RuntimeWarning),
         edge_cases=(EdgeCase((5.0, 0.2)), EdgeCase((1.0, 0.3)), EdgeCase((0.0, 0.5))),
     ),
     declare(
@@ -480,7 +464,7 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         # of p moves it by ~1e-16 absolute, and SciPy's answer is no closer (both give
         # smirnov within an ulp of p); float32 as smirnov's, with its ulp of p.
         tolerances={"float64": (1e-12, 1e-15), "float32": (2e-5, 1e-6)},
-        oracle=_quiet_oracle("smirnovi"),
+        oracle=quiet_oracle("special.smirnovi", RuntimeWarning),
         edge_cases=(EdgeCase((5.0, 0.2)), EdgeCase((1.0, 0.3)), EdgeCase((0.0, 0.5))),
     ),
 )

@@ -16,9 +16,11 @@ Derivative: ``dW/dz = W / (z (1 + W))`` (``1`` at ``z = 0``).
 
 from __future__ import annotations
 
+import importlib
 import math
 from fractions import Fraction
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -26,9 +28,12 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from ._common import entry_point, is_double, polyval
+from jext.scipy import Domain, ScipyWrapper
 
-__all__ = ["lambertw"]
+from ._common import entry_point, is_double, polyval
+from ._declare import declare
+
+__all__ = ["WRAPPERS", "lambertw"]
 
 
 def _branch_series_coeffs(n: int) -> list[float]:
@@ -167,3 +172,27 @@ def lambertw(z: ArrayLike, k: int = 0) -> jax.Array:
     if k not in (0, -1) or isinstance(k, bool):
         raise ValueError("lambertw: only the real branches k=0 and k=-1 are supported")
     return _LAMBERTW[int(k)](z)
+
+
+# ------------------------------------------------------------- declarations
+def _real_lambertw(z: Any, k: int = 0) -> Any:
+    """SciPy's lambertw where it is real, nan where it is complex (the wrapper is real)."""
+    # Imported when a check calls it: SciPy is the oracle, not a runtime need.
+    w = np.asarray(importlib.import_module("scipy.special").lambertw(z, k))
+    return np.where(np.imag(w) == 0, np.real(w), np.nan)
+
+
+_INV_E = math.exp(-1.0)
+
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare(
+        "lambertw",
+        lambertw,
+        domains=(
+            Domain(((-_INV_E + 1e-4, 10.0),), kwargs={"k": 0}),
+            Domain(((-_INV_E + 1e-4, -1e-3),), kwargs={"k": -1}),
+        ),
+        differentiable=(0,),
+        oracle=_real_lambertw,
+    ),
+)

@@ -17,7 +17,7 @@ from jax.typing import ArrayLike
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
 
 from ._common import as_float_arrays
-from ._declare import declare_stats
+from ._declare import declare
 from ._gamma import gammaincinv
 from ._gammadist import chdtri
 
@@ -80,10 +80,10 @@ def _declarations() -> tuple[ScipyWrapper, ...]:
         ("gamma", "isf", gamma_isf),
     ):
         out.append(
-            declare_stats(
-                dist,
-                method,
+            declare(
+                f"{dist}.{method}",
                 fn,
+                scope="stats",
                 domains=domains,
                 differentiable=(0,),
                 edge_cases=tails,

@@ -27,6 +27,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
+from jext.scipy import Domain, ScipyWrapper
+
 from ._common import (
     entry_point,
     eps_of,
@@ -42,9 +44,10 @@ from ._common import (
     two_prod,
     two_sum,
 )
+from ._declare import declare
 from ._erf import ndtr
 
-__all__ = ["betainc_cf", "gamma_ratio_half", "stdtr"]
+__all__ = ["WRAPPERS", "betainc_cf", "gamma_ratio_half", "stdtr"]
 
 _SHIFT = 10  # Stirling series used for arguments >= _SHIFT
 _LentzState = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
@@ -294,3 +297,9 @@ def stdtr(df: ArrayLike, t: ArrayLike) -> jax.Array:
     differentiating with respect to ``df`` raises ``NotImplementedError``.
     """
     return _STDTR(df, t)
+
+
+# ------------------------------------------------------------- declarations
+WRAPPERS: tuple[ScipyWrapper, ...] = (
+    declare("stdtr", stdtr, domains=(Domain(((0.5, 1000.0), (-50.0, 50.0))),), differentiable=(1,)),
+)
