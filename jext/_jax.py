@@ -263,6 +263,11 @@ def is_symbolic_zero(x: object) -> bool:
     return type(x) is ad.Zero
 
 
+#: The zero tangent ``jax.custom_jvp(..., symbolic_zeros=True)`` rules receive (public API,
+#: the same class in every supported JAX).
+JaxSymbolicZero: TypeAlias = jax.custom_derivatives.SymbolicZero
+
+
 def make_zero(aval: AbstractValue) -> Any:
     """A symbolic zero (co)tangent for a primal of abstract value ``aval``."""
     return ad.Zero(aval.to_tangent_aval())  # type: ignore[no-untyped-call]

@@ -552,6 +552,77 @@ def test_a_custom_function_with_nondiff_argnums_is_refused_with_the_alternative(
         jext.primitive("twins.adopt_nondiff")(jvp_nondiff)
 
 
+def _order_and_x_twin() -> Any:
+    """``custom_jvp(symbolic_zeros=True)`` differentiable in ``x`` only, as SciPy wrappers
+    such as ``kv(v, x)`` are: its rule refuses any tangent of ``v`` but JAX's symbolic zero,
+    and gives a derivative that differs from the reference's (``1.5 v cos x``)."""
+
+    @jax.custom_jvp
+    def f(v: Any, x: Any) -> Any:
+        return v * jnp.sin(x)
+
+    def rule(primals: Any, tangents: Any) -> Any:
+        v, x = primals
+        tv, tx = tangents
+        if not isinstance(tv, jax.custom_derivatives.SymbolicZero):
+            raise NotImplementedError("not differentiable in v")
+        if isinstance(tx, jax.custom_derivatives.SymbolicZero):
+            return f(v, x), tx  # JAX's own zero, returned as the output tangent
+        return f(v, x), 1.5 * v * jnp.cos(x) * tx
+
+    f.defjvp(rule, symbolic_zeros=True)
+    return f
+
+
+SYMBOLIC_TRANSFORMS: dict[str, Callable[[Any], Any]] = {
+    "grad": lambda f: jax.grad(lambda x: f(V3, x).sum())(X3),
+    "jit(grad)": lambda f: jax.jit(jax.grad(lambda x: f(V3, x).sum()))(X3),
+    "jvp": lambda f: jax.jvp(lambda x: f(V3, x), (X3,), (jnp.cos(X3),)),
+    "vmap(grad)": lambda f: jax.vmap(jax.grad(lambda x, v: f(v, x)))(X3, V3),
+    "jacfwd": lambda f: jax.jacfwd(lambda x: f(V3, x))(X3),
+    "hessian": lambda f: jax.hessian(lambda x: f(V3, x).sum())(X3),
+    "python scalar v": lambda f: jax.grad(lambda x: f(2.0, x).sum())(X3),
+}
+V3 = jnp.asarray([2.0, -0.5, 3.0])
+X3 = jnp.asarray([0.3, 1.1, -0.7])
+
+
+@pytest.mark.parametrize("transform", list(SYMBOLIC_TRANSFORMS), ids=str)
+def test_symbolic_zeros_are_jaxs_own_to_adopted_and_ported_rules(transform: str) -> None:
+    """A rule written for ``custom_jvp(symbolic_zeros=True)`` tests its zero tangents with
+    ``jax.custom_derivatives.SymbolicZero`` and may return one: adopted, or registered with
+    ``def_jvp(symbolic_zeros=True)``, it runs unchanged and equals its twin."""
+    twin = _order_and_x_twin()
+    adopted = jext.primitive("twins.sz_adopted")(twin)
+
+    @jext.primitive("twins.sz_ported")
+    def ported(v: Any, x: Any, /) -> Any:
+        return v * jnp.sin(x)
+
+    ported.def_jvp(
+        lambda primals, tangents, **_: twin.jvp(primals, tangents),
+        symbolic_zeros=True,
+    )
+    run = SYMBOLIC_TRANSFORMS[transform]
+    want = run(twin)
+    close(run(adopted), want, transform)
+    close(run(ported), want, transform)
+
+
+def test_a_tangent_the_rule_refuses_raises_its_error_as_in_jax() -> None:
+    twin = _order_and_x_twin()
+    adopted = jext.primitive("twins.sz_refused")(twin)
+    for f in (twin, adopted):
+        with pytest.raises(NotImplementedError, match="not differentiable in v"):
+            jax.jvp(lambda v, f=f: f(v, X3), (V3,), (V3,))
+
+
+def test_a_jext_symbolic_zero_is_a_jax_symbolic_zero() -> None:
+    zero = jext.SymbolicZero(jax.core.ShapedArray((2, 3), jnp.float32))
+    assert isinstance(zero, jax.custom_derivatives.SymbolicZero)
+    assert (zero.shape, zero.dtype, zero.ndim) == ((2, 3), jnp.float32, 2)
+
+
 # --- effects: carried, as the same effect in a plain function is ------------------------------
 
 

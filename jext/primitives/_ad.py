@@ -23,7 +23,7 @@ from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace
 from jext.primitives._batching import over_levels
 from jext.primitives._core import Core, Form, as_value, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
-from jext.primitives._markers import LinearOperand, SymbolicZero
+from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
 from jext.primitives._vjp import vjp_jvp
 
 __all__ = ["jvp", "jvp_per_example", "transpose"]
@@ -133,7 +133,7 @@ def _custom_jvp(
 
 
 def _check_tangent(core: Core, i: int, t: Any, aval: Any) -> Any:
-    if t is None or isinstance(t, SymbolicZero):
+    if t is None or is_zero_tangent(t):
         return _jax.make_zero(aval)
     if _jax.is_symbolic_zero(t):
         return t

@@ -26,7 +26,7 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError
-from jext.primitives._markers import LinearOperand, SymbolicZero
+from jext.primitives._markers import LinearOperand, is_zero_tangent
 from jext.primitives._rules import LoweringEntry, Rule, Rules
 
 __all__ = ["ClosesOverTracers", "Closure", "twin_reference", "twin_rules"]
@@ -118,14 +118,14 @@ def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
 
 def _twin_jvp(name: str, rule: Rule, symbolic_zeros: bool) -> Callable[..., Any]:
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, closure: Closure) -> Any:
-        if any(not isinstance(t, SymbolicZero) for t in tree_util.tree_leaves(tangents[0])):
+        if any(not is_zero_tangent(t) for t in tree_util.tree_leaves(tangents[0])):
             raise _closed_over_error(name, "is being differentiated")
         tans = tangents[1:]
         if not symbolic_zeros:
             tans = tree_util.tree_map(
-                lambda t: jnp.zeros(t.shape, t.dtype) if isinstance(t, SymbolicZero) else t,
+                lambda t: jnp.zeros(t.shape, t.dtype) if is_zero_tangent(t) else t,
                 tans,
-                is_leaf=lambda t: isinstance(t, SymbolicZero),
+                is_leaf=is_zero_tangent,
             )
         return rule(tuple(primals[1:]), tuple(tans), params=closure.params)
 
