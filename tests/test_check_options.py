@@ -314,6 +314,60 @@ def test_a_nondifferentiable_primitive_with_a_wrong_rule_still_fails() -> None:
     assert result(prim, "batching").status == "fail"
 
 
+# --- operands without a derivative -------------------------------------------------------------
+
+
+def _order_and_x(name: str, slope: float = 1.0) -> jext.Primitive[Any, Any]:
+    """``v sin x``, differentiable in ``x`` only, as ``kv(v, x)`` is: its JVP rule refuses
+    any tangent of ``v`` but a symbolic zero; ``slope`` scales its derivative in ``x``."""
+    prim = make(name, lambda v, x, /: v * jnp.sin(x), jext.Example(Y, X))
+    prim.def_nondifferentiable("v")
+
+    @prim.def_jvp(symbolic_zeros=True)
+    def _jvp(p: Any, t: Any) -> Any:
+        if not isinstance(t[0], jext.SymbolicZero):
+            raise NotImplementedError("no derivative in v")
+        return prim(*p), slope * p[0] * jnp.cos(p[1]) * t[1]
+
+    return prim
+
+
+def test_the_checks_differentiate_only_in_the_operands_with_a_derivative() -> None:
+    prim = _order_and_x("order_and_x")
+    assert prim.nondifferentiable_in == (0,) and prim.differentiable
+    report = check_report(prim)
+    assert report.ok, format_table([report])
+    assert {r.check: r.status for r in report.results}["jvp"] == "pass"
+
+
+def test_a_wrong_derivative_in_the_other_operands_still_fails() -> None:
+    wrong = _order_and_x("order_and_x_wrong", slope=1.5)
+    assert result(wrong, "jvp").status == "fail"
+    assert not check_report(wrong).ok
+
+
+def test_differentiating_in_an_operand_without_a_derivative_raises_naming_it() -> None:
+    prim = make("no_derivative_in_v", lambda v, x, /: v * jnp.sin(x), jext.Example(Y, X))
+    prim.def_nondifferentiable(0)
+    np.testing.assert_allclose(jax.grad(lambda x: prim(Y, x).sum())(X), Y * np.cos(X), rtol=1e-6)
+    for differentiate in (
+        lambda: jax.grad(lambda v: prim(v, X).sum())(Y),
+        lambda: jax.jvp(lambda v: prim(v, X), (Y,), (Y,)),
+        lambda: jax.vmap(jax.grad(prim))(Y, X),
+    ):
+        with pytest.raises(jext.RuleError, match=r"not differentiable in operand 'v'"):
+            differentiate()
+    grad = jax.grad(lambda v: (prim(jax.lax.stop_gradient(v), X) * v).sum())(Y)
+    np.testing.assert_allclose(grad, Y * np.sin(X), rtol=1e-6)
+
+
+def test_def_nondifferentiable_refuses_an_operand_it_does_not_have() -> None:
+    prim = make("no_such_operand", lambda v, x, /: v * x, jext.Example(Y, X))
+    for operand in ("w", 2, -1, True):
+        with pytest.raises(jext.DefinitionError, match="by index or name"):
+            prim.def_nondifferentiable(operand)  # type: ignore[arg-type]
+
+
 def _off_by(check: str, factor: float, name: str) -> jext.Primitive[Any, Any]:
     """A primitive whose rule for ``check`` is ``factor`` times the right one."""
     if check == "transpose":

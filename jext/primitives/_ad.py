@@ -72,6 +72,8 @@ def jvp_per_example(
     core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
 ) -> tuple[list[Any], list[Any]]:
     rules = core.rules
+    if rules.nondifferentiable_in:
+        _refuse_tangents_in(core, rules.nondifferentiable_in, tangents, form)
     if rules.jvp is not None:
         return _custom_jvp(core, primals, tangents, form)
     if rules.vjp_fwd is not None:
@@ -95,6 +97,28 @@ def jvp_per_example(
     outs, residuals = results[:n_out], results[n_out:]
     given = [t for t, a in zip(tangents, active, strict=True) if a]
     return outs, _jax.eval_jaxpr(halves.linear, *residuals, *given)
+
+
+def _refuse_tangents_in(
+    core: Core, operands: tuple[int, ...], tangents: Sequence[Any], form: Form
+) -> None:
+    """RuleError if a tangent of an operand declared without a derivative is not a symbolic
+    zero (integer operands' float0 tangents carry nothing)."""
+    leaves_of = tree_util.tree_unflatten(form.in_tree, range(len(tangents)))
+    for k in operands:
+        if k >= len(leaves_of):  # an optional or variadic operand not given
+            continue
+        for i in tree_util.tree_leaves(leaves_of[k]):
+            t = tangents[i]
+            if _jax.is_symbolic_zero(t) or _jax.typeof(t).dtype == _jax.FLOAT0:
+                continue
+            names = core.signature.operand_names
+            which = repr(names[k]) if k < len(names) and not core.signature.variadic else str(k)
+            raise RuleError(
+                f"primitive {core.name!r} is not differentiable in operand {which} "
+                "(def_nondifferentiable); stop its gradient (jax.lax.stop_gradient) or "
+                "differentiate in the other operands"
+            )
 
 
 def _custom_jvp(

@@ -705,12 +705,21 @@ class Primitive(Generic[P, R]):
         tolerances)."""
         return self._check_options
 
-    def def_nondifferentiable(self) -> None:
-        """Declare that the primitive has no derivative (an integer-valued kernel, a
-        kernel JAX cannot differentiate): differentiating it raises
-        :class:`jext.RuleError` naming it, and the ``jvp``, ``transpose`` and
-        ``higher_order`` checks report it not applicable.  Replaces any JVP rule."""
+    def def_nondifferentiable(self, *operands: int | str) -> None:
+        """Declare where the primitive has no derivative.
+
+        With no argument, nowhere (an integer-valued kernel, a kernel JAX cannot
+        differentiate): differentiating it raises :class:`jext.RuleError` naming it, and
+        the ``jvp``, ``transpose`` and ``higher_order`` checks report it not applicable;
+        any JVP rule is replaced.  With operands (indices or names), in those only (the
+        order of a Bessel function, a count): a tangent for one of them that is not a
+        symbolic zero raises :class:`jext.RuleError` naming it, before any rule runs, and
+        the checks differentiate in the other operands.  The rules are kept.
+        """
         name = self.name
+        if operands:
+            self._define("nondifferentiable", nondifferentiable_in=self._operand_indices(operands))
+            return
 
         def not_differentiable(primals: Any, tangents: Any) -> Any:
             raise RuleError(
@@ -721,10 +730,37 @@ class Primitive(Generic[P, R]):
         not_differentiable.__dict__[NONDIFFERENTIABLE_ATTR] = True  # read by the rules record
         self._define("nondifferentiable", jvp=self._rule("jvp", not_differentiable, 2))
 
+    def _operand_indices(self, operands: tuple[int | str, ...]) -> tuple[int, ...]:
+        names = self._core.signature.operand_names
+        variadic = self._core.signature.variadic
+        indices = []
+        for operand in operands:
+            if isinstance(operand, str) and operand in names and not variadic:
+                indices.append(names.index(operand))
+            elif (
+                isinstance(operand, int)
+                and not isinstance(operand, bool)
+                and operand >= 0
+                and (variadic or operand < len(names))
+            ):
+                indices.append(operand)
+            else:
+                raise DefinitionError(
+                    f"primitive {self.name!r}: def_nondifferentiable takes operands by index "
+                    f"or name; {operand!r} is neither (operands: {', '.join(names) or 'none'}"
+                    f"{', variadic' if variadic else ''})"
+                )
+        return tuple(sorted(set(indices)))
+
     @property
     def differentiable(self) -> bool:
-        """False after :meth:`def_nondifferentiable`."""
+        """False after :meth:`def_nondifferentiable` with no operand."""
         return self._core.rules.sources()["jvp"] != "nondifferentiable"
+
+    @property
+    def nondifferentiable_in(self) -> tuple[int, ...]:
+        """The operands :meth:`def_nondifferentiable` named: no derivative in them."""
+        return self._core.rules.nondifferentiable_in
 
     # --- introspection (read from the rules record) ---------------------------------------
 

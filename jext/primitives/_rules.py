@@ -123,6 +123,7 @@ class Rules:
     impl: Rule | None = None
     jvp: Rule | None = None
     jvp_symbolic_zeros: bool = False
+    nondifferentiable_in: tuple[int, ...] = ()  # operands without a derivative
     vjp_fwd: Rule | None = None
     vjp_bwd: Rule | None = None
     transpose: Rule | None = None

@@ -151,7 +151,16 @@ class _Case:
         return self.prim(*operands, **self.example.params)
 
     def inexact(self) -> list[int]:
-        return [i for i, x in enumerate(self.leaves) if _is_inexact(x)]
+        """The floating-point operand leaves the checks differentiate in: all but those of
+        the operands declared without a derivative (``def_nondifferentiable(...)``)."""
+        leaves_of = tree_util.tree_unflatten(self.tree, range(len(self.leaves)))
+        without = {
+            i
+            for k in self.prim.nondifferentiable_in
+            if k < len(leaves_of)
+            for i in tree_util.tree_leaves(leaves_of[k])
+        }
+        return [i for i, x in enumerate(self.leaves) if _is_inexact(x) and i not in without]
 
     @property
     def options(self) -> CheckOptions:
