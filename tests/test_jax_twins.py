@@ -468,6 +468,52 @@ def test_vjp_rules_are_custom_vjps(transform: Any) -> None:
     close(transform(mul_vjp), transform(mul_vjp_twin))
 
 
+def _where_computed(jaxpr: Any, name: str, inside: str = "") -> list[str]:
+    """Where each ``name`` equation of ``jaxpr`` is: ``""`` at the top, else the names of
+    the equations it is nested in (``"remat2"`` inside a checkpoint)."""
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == name:
+            found.append(inside)
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, list | tuple) else [param]:
+                inner = sub if hasattr(sub, "eqns") else getattr(sub, "jaxpr", None)
+                if hasattr(inner, "eqns"):
+                    found += _where_computed(inner, name, f"{inside}/{eqn.primitive.name}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "policy", ["everything_saveable", "nothing_saveable", "dots_saveable"], ids=str
+)
+def test_checkpoint_policies_save_or_recompute_a_vjp_rules_residuals_as_jax_does(
+    policy: str,
+) -> None:
+    """``cos x``, a residual of the forward rule, is saved or recomputed in the backward
+    pass where the policy says, as for ``custom_vjp``; the gradients are the twin's."""
+    saving = getattr(jax.checkpoint_policies, policy)
+
+    def grad(f: Any) -> Any:
+        return jax.grad(jax.checkpoint(_loss(f), policy=saving), (0, 1))
+
+    close(grad(mul_vjp)(X2, Y2), grad(mul_vjp_twin)(X2, Y2), policy)
+    where = {
+        name: _where_computed(jax.make_jaxpr(grad(f))(X2, Y2).jaxpr, "cos")
+        for name, f in (("ours", mul_vjp), ("twin", mul_vjp_twin))
+    }
+    assert where["ours"] == where["twin"], where
+
+
+def test_linear_transpose_of_a_vjp_rule_runs_its_bwd_where_jax_refuses() -> None:
+    """``sin(x) y`` is linear in ``y``: ``jax.linear_transpose`` runs the backward rule
+    (``custom_vjp`` raises NotImplementedError there)."""
+    ct = jnp.asarray([1.0, -2.0, 0.5])
+    (got,) = jax.linear_transpose(lambda y: mul_vjp(X2, y), Y2)(ct)
+    close(got, jnp.sin(X2) * ct)
+    with pytest.raises(NotImplementedError):
+        jax.linear_transpose(lambda y: mul_vjp_twin(X2, y), Y2)(ct)
+
+
 def test_a_vjp_rule_gives_no_forward_mode_and_says_so() -> None:
     for forward in (
         lambda f: jax.jvp(f, (X2, Y2), (X2, Y2)),
