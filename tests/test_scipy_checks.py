@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -199,14 +200,13 @@ def test_values_are_those_of_the_default_compilation_users_get() -> None:
     assert session.get("float64", kw, "eval")[..., where][index] == user
 
 
-def _norm_cdf_wrapper(function: Any) -> ScipyWrapper:
-    return ScipyWrapper(
+def _norm_cdf_wrapper(function: Any, mirrors: str = "scipy.stats.norm.cdf") -> ScipyWrapper:
+    return dataclasses.replace(
+        erf_wrapper(function),
         scope="stats",
         name="norm.cdf",
-        mirrors="scipy.stats.norm.cdf",
-        function=function,
+        mirrors=mirrors,
         domains=(Domain(((-5.0, 5.0),)),),
-        differentiable=(0,),
     )
 
 
@@ -218,14 +218,6 @@ def test_a_method_of_a_scipy_object_is_the_oracle_its_mirrors_name() -> None:
 
 
 def test_a_mirrored_name_scipy_lacks_is_an_error_naming_it() -> None:
-    wrapper = _norm_cdf_wrapper(jax.scipy.stats.norm.cdf)
-    wrapper = ScipyWrapper(**{**_fields(wrapper), "mirrors": "scipy.stats.no_such_dist.cdf"})
+    wrapper = _norm_cdf_wrapper(jax.scipy.stats.norm.cdf, "scipy.stats.no_such_dist.cdf")
     st, message = status(wrapper, "values")
     assert st == "fail" and "no_such_dist" in message
-
-
-def _fields(wrapper: ScipyWrapper) -> dict[str, Any]:
-    return {
-        name: getattr(wrapper, name)
-        for name in ("scope", "name", "mirrors", "function", "domains", "differentiable")
-    }

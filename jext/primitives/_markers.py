@@ -11,38 +11,42 @@ from jext._jax import AbstractValue, JaxSymbolicZero, aval_str
 __all__ = ["LinearOperand", "SymbolicZero", "is_zero_tangent"]
 
 
-class _AvalMarker:
-    __slots__ = ("aval",)
+class _Shaped:
+    """``shape``, ``dtype``, ``ndim`` and the repr of a marker, read from ``_shaped``."""
 
-    def __init__(self, aval: AbstractValue) -> None:
-        self.aval = aval
+    __slots__ = ()
+    _shaped: AbstractValue
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.aval.shape)
+        return tuple(self._shaped.shape)
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        dtype: np.dtype[Any] = self.aval.dtype
+        dtype: np.dtype[Any] = self._shaped.dtype
         return dtype
 
     @property
     def ndim(self) -> int:
-        return len(self.aval.shape)
+        return len(self._shaped.shape)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({aval_str(self.aval)})"
+        return f"{type(self).__name__}({aval_str(self._shaped)})"
 
 
 @final
-class LinearOperand(_AvalMarker):
+class LinearOperand(_Shaped):
     """An operand a transpose rule solves for: its shape and dtype, but no value."""
 
-    __slots__ = ()
+    __slots__ = ("_shaped", "aval")
+
+    def __init__(self, aval: AbstractValue) -> None:
+        self.aval = aval
+        self._shaped = aval
 
 
 @final
-class SymbolicZero(JaxSymbolicZero):
+class SymbolicZero(_Shaped, JaxSymbolicZero):
     """A tangent known to be zero, passed to JVP rules registered with ``symbolic_zeros=True``.
 
     It is a ``jax.custom_derivatives.SymbolicZero`` too, so a rule written for
@@ -52,23 +56,7 @@ class SymbolicZero(JaxSymbolicZero):
 
     def __init__(self, aval: AbstractValue) -> None:
         super().__init__(aval)
-        self._aval = aval
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._aval.shape)
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        dtype: np.dtype[Any] = self._aval.dtype
-        return dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self._aval.shape)
-
-    def __repr__(self) -> str:
-        return f"SymbolicZero({aval_str(self._aval)})"
+        self._shaped = aval
 
 
 def is_zero_tangent(t: object) -> bool:

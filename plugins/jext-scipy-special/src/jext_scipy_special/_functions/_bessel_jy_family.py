@@ -327,85 +327,34 @@ _X_SIGNED = Domain(((-200.0, 200.0),))
 
 _EDGES = tuple(EdgeCase(p) for p in ((-1.5, 0.0), (-0.5, 0.0), (-2.0, 0.0), (3.0, -2.0)))
 
-WRAPPERS: tuple[ScipyWrapper, ...] = (
+_ORDER_X = (_ORDERS, _SMALL_X)
+_HANKEL = (_H_ORDERS, _H_SMALL_X, _NEG_X)
+
+WRAPPERS: tuple[ScipyWrapper, ...] = tuple(
     declare(
-        "jv",
-        jv,
-        domains=(_ORDERS, _SMALL_X),
-        differentiable=(1,),
+        fn.__name__,
+        fn,
+        domains=domains,
+        differentiable=differentiable,
         tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "jve",
-        jve,
-        domains=(_ORDERS, _SMALL_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "yv",
-        yv,
-        domains=(_ORDERS, _SMALL_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "yve",
-        yve,
-        domains=(_ORDERS, _SMALL_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare("j0", j0, domains=(_X, _X_SIGNED), differentiable=(0,), tolerances=_TOL_JY),
-    declare("j1", j1, domains=(_X, _X_SIGNED), differentiable=(0,), tolerances=_TOL_JY),
-    declare("y0", y0, domains=(_X,), differentiable=(0,), tolerances=_TOL_JY),
-    declare("y1", y1, domains=(_X,), differentiable=(0,), tolerances=_TOL_JY),
-    declare(
-        "jn", jn, domains=(_ORDERS,), differentiable=(1,), tolerances=_TOL_JY, edge_cases=_EDGES
-    ),
-    declare(
-        "yn",
-        yn,
-        domains=(_ORDERS,),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        oracle=_yn_oracle,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "hankel1",
-        hankel1,
-        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "hankel1e",
-        hankel1e,
-        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "hankel2",
-        hankel2,
-        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
-    declare(
-        "hankel2e",
-        hankel2e,
-        domains=(_H_ORDERS, _H_SMALL_X, _NEG_X),
-        differentiable=(1,),
-        tolerances=_TOL_JY,
-        edge_cases=_EDGES,
-    ),
+        edge_cases=edges,
+        oracle=_yn_oracle if fn is yn else None,
+    )
+    # (function, domains, the argument x's index, edge cases)
+    for fn, domains, differentiable, edges in (
+        (jv, _ORDER_X, (1,), _EDGES),
+        (jve, _ORDER_X, (1,), _EDGES),
+        (yv, _ORDER_X, (1,), _EDGES),
+        (yve, _ORDER_X, (1,), _EDGES),
+        (j0, (_X, _X_SIGNED), (0,), ()),
+        (j1, (_X, _X_SIGNED), (0,), ()),
+        (y0, (_X,), (0,), ()),
+        (y1, (_X,), (0,), ()),
+        (jn, (_ORDERS,), (1,), _EDGES),
+        (yn, (_ORDERS,), (1,), _EDGES),
+        (hankel1, _HANKEL, (1,), _EDGES),
+        (hankel1e, _HANKEL, (1,), _EDGES),
+        (hankel2, _HANKEL, (1,), _EDGES),
+        (hankel2e, _HANKEL, (1,), _EDGES),
+    )
 )
