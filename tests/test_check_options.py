@@ -361,6 +361,32 @@ def test_differentiating_in_an_operand_without_a_derivative_raises_naming_it() -
     np.testing.assert_allclose(grad, Y * np.sin(X), rtol=1e-6)
 
 
+def test_an_operand_without_a_derivative_is_refused_in_closures_and_pytrees() -> None:
+    def closing_over(c: Any) -> jext.Primitive[Any, Any]:
+        @jext.primitive("check_options.closed_no_derivative_in_v")
+        def closed(v: Any, x: Any, /) -> Any:
+            return v * jnp.sin(x) * c
+
+        closed.def_nondifferentiable("v")
+        return closed
+
+    got = jax.grad(lambda c, x: closing_over(c)(Y, x).sum(), (0, 1))(1.5, X)
+    np.testing.assert_allclose(got[0], np.sum(Y * np.sin(X)), rtol=1e-5)
+    with pytest.raises(jext.RuleError, match=r"in operand 'v'"):
+        jax.grad(lambda c, v: closing_over(c)(v, X).sum(), (0, 1))(1.5, Y)
+
+    @jext.primitive("check_options.tree_no_derivative_in_a")
+    def tree(a: Any, b: Any, /) -> Any:
+        return a["p"] * jnp.sin(b) + a["q"]
+
+    tree.def_nondifferentiable("a")
+    np.testing.assert_allclose(
+        jax.grad(lambda b: tree({"p": Y, "q": X}, b).sum())(X), Y * np.cos(X), rtol=1e-6
+    )
+    with pytest.raises(jext.RuleError, match=r"in operand 'a'"):
+        jax.grad(lambda q: tree({"p": Y, "q": q}, X).sum())(X)
+
+
 def test_def_nondifferentiable_refuses_an_operand_it_does_not_have() -> None:
     prim = make("no_such_operand", lambda v, x, /: v * x, jext.Example(Y, X))
     for operand in ("w", 2, -1, True):

@@ -112,8 +112,8 @@ def _refuse_tangents_in(
             t = tangents[i]
             if _jax.is_symbolic_zero(t) or _jax.typeof(t).dtype == _jax.FLOAT0:
                 continue
-            names = core.signature.operand_names
-            which = repr(names[k]) if k < len(names) and not core.signature.variadic else str(k)
+            names = core.operand_names
+            which = repr(names[k]) if k < len(names) else str(k - core.leading_hidden)
             raise RuleError(
                 f"primitive {core.name!r} is not differentiable in operand {which} "
                 "(def_nondifferentiable); stop its gradient (jax.lax.stop_gradient) or "

@@ -244,6 +244,10 @@ class Core:
         # A closure twin's first operand is the tuple of values its reference closed over
         # (see _closure.py): never linear, whatever ``linear_in`` says.
         self.leading_hidden = False
+        # Operand names for messages (none for ``*operands``); a twin's start with its hidden one.
+        self.operand_names: tuple[str, ...] = (
+            () if self.signature.variadic else self.signature.operand_names
+        )
         self.jax = _jax.make_primitive(name)
         self.lock = threading.Lock()
         # Reference traces and derived jaxprs, by form, avals and trace context.

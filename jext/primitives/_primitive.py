@@ -375,7 +375,11 @@ class Primitive(Generic[P, R]):
                     made.def_batching(adapted["batching"])
                 for platform, (fn, raw) in adapted["lowerings"].items():
                     made.def_lowering(fn, platform=platform, raw=raw)
+                if rules.nondifferentiable_in:
+                    shifted_in = tuple(i + 1 for i in rules.nondifferentiable_in)
+                    made._define("nondifferentiable", nondifferentiable_in=shifted_in)
                 made._core.leading_hidden = True
+                made._core.operand_names = ("", *self._core.operand_names)
                 self._twin = made
             return self._twin
 
