@@ -28,6 +28,7 @@ A flagged point is a lead, not a verdict: at many of them SciPy, not jext, is wr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import hashlib
 import warnings
@@ -43,7 +44,7 @@ jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 
 from jext._registry import registry  # noqa: E402  (after x64 is set)
 from jext.scipy import Domain, ScipyWrapper  # noqa: E402
-from jext.testing._scipy_checks import oracle_of  # noqa: E402
+from jext.testing._scipy_checks import _sample, oracle_of  # noqa: E402
 
 SLOW_ORACLE_POINTS = 2000
 DERIVATIVE_POINTS = 3000
@@ -150,16 +151,9 @@ def digest_derivatives(wrapper: ScipyWrapper, rng: np.random.Generator) -> None:
 
 
 def _derivative_points(rng: np.random.Generator, domain: Domain) -> list[np.ndarray]:
-    cols = []
-    for i, (low, high) in enumerate(domain.bounds):
-        lo, hi = max(low, -1e3), min(high, 1e3)
-        lo, hi = lo + 0.01 * (hi - lo), hi - 0.01 * (hi - lo)
-        if domain.log and lo > 0.0:
-            col = np.exp(rng.uniform(np.log(lo), np.log(hi), DERIVATIVE_POINTS))
-        else:
-            col = rng.uniform(lo, hi, DERIVATIVE_POINTS)
-        cols.append(np.round(col) if i in domain.integers else col)
-    return cols
+    """``jext check``'s sampling, 1% inside the domain clipped to +-1e3."""
+    clipped = tuple((max(low, -1e3), min(high, 1e3)) for low, high in domain.bounds)
+    return _sample(rng, dataclasses.replace(domain, bounds=clipped), DERIVATIVE_POINTS, shrink=0.01)
 
 
 def _jvp_program(fn: Callable[..., Any], i: int, nargs: int) -> Callable[..., tuple[Any, Any]]:
