@@ -279,6 +279,56 @@ def test_a_custom_jvp_cannot_see_the_tangent_of_a_value_it_closes_over() -> None
         jax.grad(f)(1.5)
 
 
+def _custom_vjp_closing_over(a: Any, y: Any, *, kind: str) -> Any:
+    """``a y`` whose VJP rules close over ``a`` too and give ``cos(y) a`` on purpose (not the
+    reference's ``a``): plain ``custom_vjp``, adopted, or written with ``def_vjp``."""
+
+    def fwd(v: Any) -> Any:
+        return a * v, jnp.cos(v)
+
+    def bwd(c: Any, g: Any) -> Any:
+        return (c * g * a,)
+
+    if kind == "native":
+
+        @jext.primitive("twins.vjp_closure")
+        def p(v: jax.Array, /) -> jax.Array:
+            return a * v
+
+        p.def_vjp(fwd, bwd)
+        return p(y)
+    f = jax.custom_vjp(lambda v: a * v)
+    f.defvjp(fwd, bwd)
+    return (jext.primitive("twins.vjp_closure_adopted")(f) if kind == "adopted" else f)(y)
+
+
+A3, Y3 = jnp.asarray([0.0, 1.0, 2.0]), jnp.asarray([3.0, -0.5, 1.25])
+VJP_CLOSURE_CASES: dict[str, tuple[Callable[[Any], Any], tuple[Any, Any]]] = {
+    "grad": (lambda f: jax.grad(f, argnums=1), (A3[2], Y3[1])),
+    "vmap-grad": (lambda f: jax.vmap(jax.grad(f, argnums=1)), (A3, Y3)),
+    "jit-vmap-grad-shared-y": (
+        lambda f: jax.jit(jax.vmap(jax.grad(f, argnums=1), (0, None))),
+        (A3, Y3[0]),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(VJP_CLOSURE_CASES))
+@pytest.mark.parametrize("kind", ["native", "adopted"])
+def test_a_custom_vjp_closing_over_a_traced_value_is_custom_vjps(case: str, kind: str) -> None:
+    transform, args = VJP_CLOSURE_CASES[case]
+    ours = transform(lambda a, y: _custom_vjp_closing_over(a, y, kind=kind))
+    twin = transform(lambda a, y: _custom_vjp_closing_over(a, y, kind="jax"))
+    close(ours(*args), twin(*args))
+
+
+@pytest.mark.parametrize("kind", ["native", "adopted"])
+def test_a_custom_vjp_cannot_differentiate_a_value_it_closes_over(kind: str) -> None:
+    # JAX raises UnexpectedTracerError for the same custom_vjp; jext names the primitive.
+    with pytest.raises(jext.RuleError, match=r"being differentiated"):
+        jax.grad(lambda a: _custom_vjp_closing_over(a, 3.0, kind=kind))(1.5)
+
+
 # --- C. a linear reference is transposed when no rule is given -------------------------------
 
 

@@ -21,6 +21,7 @@ from jext import _jax
 from jext._errors import RuleError, TransposeError
 from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._batching import over_levels
+from jext.primitives._closure import closed_over_error, closed_over_tangents
 from jext.primitives._core import Core, Form, as_value, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
@@ -77,6 +78,8 @@ def jvp_per_example(
     if rules.jvp is not None:
         return _custom_jvp(core, primals, tangents, form)
     if rules.vjp_fwd is not None:
+        if core.leading_hidden and closed_over_tangents(tangents, form.in_tree):
+            raise closed_over_error(core.name, "is being differentiated")
         return vjp_jvp(core, primals, tangents, form, rules.vjp_fwd)
     if rules.transpose is not None:
         return _linear_jvp(core, primals, tangents, form)

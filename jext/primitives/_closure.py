@@ -29,7 +29,14 @@ from jext._errors import RuleError
 from jext.primitives._markers import LinearOperand, is_zero_tangent
 from jext.primitives._rules import LoweringEntry, Rule, Rules
 
-__all__ = ["ClosesOverTracers", "Closure", "twin_reference", "twin_rules"]
+__all__ = [
+    "ClosesOverTracers",
+    "Closure",
+    "closed_over_error",
+    "closed_over_tangents",
+    "twin_reference",
+    "twin_rules",
+]
 
 
 class ClosesOverTracers(Exception):
@@ -76,7 +83,7 @@ def twin_reference(hidden: Sequence[Any], /, *operands: Any, closure: Closure) -
     return tree_util.tree_unflatten(closure.out_tree, outs)
 
 
-def _closed_over_error(name: str, what: str) -> RuleError:
+def closed_over_error(name: str, what: str) -> RuleError:
     return RuleError(
         f"primitive {name!r}: its reference closes over a traced value that {what}, which "
         "its custom rule cannot see (as with jax.custom_jvp and custom_vmap); pass that "
@@ -106,6 +113,8 @@ def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
         out["jvp"] = _twin_jvp(name, rules.jvp, rules.jvp_symbolic_zeros)
     if rules.transpose is not None:
         out["transpose"] = _twin_transpose(name, rules.transpose)
+    if rules.vjp_fwd is not None and rules.vjp_bwd is not None:
+        out["vjp"] = _twin_vjp(rules.vjp_fwd, rules.vjp_bwd)
     if rules.batching is not None and rules.batching_kind == "custom":
         out["batching"] = _twin_batching(name, rules.batching)
     out["lowerings"] = {
@@ -119,7 +128,7 @@ def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
 def _twin_jvp(name: str, rule: Rule, symbolic_zeros: bool) -> Callable[..., Any]:
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, closure: Closure) -> Any:
         if any(not is_zero_tangent(t) for t in tree_util.tree_leaves(tangents[0])):
-            raise _closed_over_error(name, "is being differentiated")
+            raise closed_over_error(name, "is being differentiated")
         tans = tangents[1:]
         if not symbolic_zeros:
             tans = tree_util.tree_map(
@@ -132,10 +141,32 @@ def _twin_jvp(name: str, rule: Rule, symbolic_zeros: bool) -> Callable[..., Any]
     return jvp
 
 
+def _twin_vjp(fwd: Rule, bwd: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The author's VJP rules on the twin's operands; no cotangent for the hidden values
+    (differentiating them is refused before ``fwd`` runs: see ``_ad.jvp_per_example``)."""
+
+    def twin_fwd(hidden: Any, *operands: Any, closure: Closure) -> Any:
+        return fwd(*operands, params=closure.params)
+
+    def twin_bwd(residuals: Any, cts: Any, *, closure: Closure) -> Any:
+        result = bwd(residuals, cts, params=closure.params)
+        if not isinstance(result, tuple | list):
+            return result  # the twin's own check reports it with the primitive's name
+        return (None, *result)
+
+    return twin_fwd, twin_bwd
+
+
+def closed_over_tangents(tangents: Sequence[Any], in_tree: Any) -> bool:
+    """Whether a tangent of a twin's hidden values (its first operand) is not zero."""
+    hidden = tree_util.tree_unflatten(in_tree, list(tangents))[0]
+    return any(not _jax.is_symbolic_zero(t) for t in tree_util.tree_leaves(hidden))
+
+
 def _twin_transpose(name: str, rule: Rule) -> Callable[..., Any]:
     def transpose(cts: Any, hidden: Sequence[Any], *leaves: Any, closure: Closure) -> Any:
         if any(isinstance(h, LinearOperand) for h in hidden):
-            raise _closed_over_error(name, "is being transposed")
+            raise closed_over_error(name, "is being transposed")
         result = rule(cts, *leaves, params=closure.params)
         if not isinstance(result, tuple | list):
             return result  # the twin's own check reports it with the primitive's name
@@ -147,7 +178,7 @@ def _twin_transpose(name: str, rule: Rule) -> Callable[..., Any]:
 def _twin_batching(name: str, rule: Rule) -> Callable[..., Any]:
     def batching(args: Sequence[Any], dims: Sequence[Any], *, closure: Closure) -> Any:
         if any(d is not None for d in dims[0]):
-            raise _closed_over_error(name, "is batched by this vmap")
+            raise closed_over_error(name, "is batched by this vmap")
         return rule(tuple(args[1:]), tuple(dims[1:]), params=closure.params)
 
     return batching

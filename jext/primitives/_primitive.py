@@ -371,6 +371,8 @@ class Primitive(Generic[P, R]):
                 if "transpose" in adapted:
                     shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
                     made.def_transpose(adapted["transpose"], linear_in=shifted)
+                if "vjp" in adapted:
+                    made.def_vjp(*adapted["vjp"])
                 if "batching" in adapted:
                     made.def_batching(adapted["batching"])
                 for platform, (fn, raw) in adapted["lowerings"].items():
