@@ -564,6 +564,27 @@ def test_linear_transpose_of_a_vjp_rule_runs_its_bwd_where_jax_refuses() -> None
         jax.linear_transpose(lambda y: mul_vjp_twin(X2, y), Y2)(ct)
 
 
+def test_a_bwd_may_return_anything_for_an_integer_operand_as_custom_vjp_allows() -> None:
+    """``bwd`` gives ``1`` for the integer operand: dropped, its cotangent is float0 zeros."""
+
+    def fwd(x: Any, n: Any) -> Any:
+        return x * n, n
+
+    def bwd(n: Any, g: Any) -> Any:
+        return g * n, 1
+
+    twin = jax.custom_vjp(lambda x, n: x * n)
+    twin.defvjp(fwd, bwd)
+    ours = jext.primitive("twins.int_operand_vjp")(twin)
+    for run in (
+        lambda f: jax.grad(f, argnums=(0, 1), allow_int=True)(2.0, 3),
+        lambda f: jax.jit(lambda n: jax.vjp(f, 0.5, n)[1](1.0))(4),
+    ):
+        want, got = run(twin), run(ours)
+        close(got[0], want[0])
+        assert got[1].dtype == want[1].dtype == jax.dtypes.float0
+
+
 def test_a_vjp_rule_gives_no_forward_mode_and_says_so() -> None:
     for forward in (
         lambda f: jax.jvp(f, (X2, Y2), (X2, Y2)),

@@ -77,7 +77,9 @@ class _Backward:
 
 
 def _checked_cotangent(core: Core, i: int, ct: Any, aval: Any) -> Any:
-    if ct is None or _jax.is_symbolic_zero(ct):
+    if ct is None or _jax.is_symbolic_zero(ct) or aval.dtype == _jax.FLOAT0:
+        # An integer operand has no cotangent: whatever bwd gives for it is dropped, as
+        # custom_vjp turns it into float0 zeros.
         return None
     ct = as_value(ct, aval.dtype)
     if tuple(ct.shape) != tuple(aval.shape) or ct.dtype != aval.dtype:
