@@ -734,10 +734,25 @@ def test_a_tangent_the_rule_refuses_raises_its_error_as_in_jax() -> None:
             jax.jvp(lambda v, f=f: f(v, X3), (V3,), (V3,))
 
 
-def test_a_jext_symbolic_zero_is_a_jax_symbolic_zero() -> None:
+def test_jexts_symbolic_zero_is_jaxs_own() -> None:
+    """Rules that test ``type(t) is SymbolicZero``, as JAX's own tests do, see it too."""
+    assert jext.SymbolicZero is jax.custom_derivatives.SymbolicZero
     zero = jext.SymbolicZero(jax.core.ShapedArray((2, 3), jnp.float32))
-    assert isinstance(zero, jax.custom_derivatives.SymbolicZero)
     assert (zero.shape, zero.dtype, zero.ndim) == ((2, 3), jnp.float32, 2)
+
+    @jax.custom_jvp
+    def f(x: Any, y: Any) -> Any:
+        return x * y
+
+    def rule(primals: Any, tangents: Any) -> Any:
+        tx, ty = tangents
+        exact = jax.custom_derivatives.SymbolicZero
+        return f(*primals), ty if type(tx) is exact else tx if type(ty) is exact else tx + ty
+
+    f.defjvp(rule, symbolic_zeros=True)
+    adopted = jext.primitive("twins.sz_exact_type")(f)
+    for g in (f, adopted):
+        assert jax.jacfwd(jax.jit(g))(0.1, 0.2) == 1.0
 
 
 # --- effects: carried, as the same effect in a plain function is ------------------------------
