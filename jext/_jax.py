@@ -610,7 +610,13 @@ def custom_rules(fn: object) -> CustomRules | None:
             symbolic_zeros=bool(fn.symbolic_zeros),
         )
     if isinstance(fn, jax.custom_vjp):
-        return CustomRules(fn.fun, tuple(fn.nondiff_argnums), fwd=fn.fwd, bwd=fn.bwd)
+        return CustomRules(
+            fn.fun,
+            tuple(fn.nondiff_argnums),
+            symbolic_zeros=bool(fn.symbolic_zeros),
+            fwd=fn.fwd,
+            bwd=fn.bwd,
+        )
     return None
 
 

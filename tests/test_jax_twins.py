@@ -663,6 +663,14 @@ def test_a_custom_vjp_function_becomes_a_primitive_with_its_rules() -> None:
         jax.jvp(adopted, (X2, Y2), (X2, Y2))
 
 
+def test_a_custom_vjp_with_symbolic_zeros_is_refused_with_the_alternative() -> None:
+    """Its fwd takes ``CustomVJPPrimal`` values, which a primitive never passes."""
+    f = jax.custom_vjp(lambda x: 2.0 * x)
+    f.defvjp(lambda x: (2.0 * x.value, None), lambda _, g: (2.0 * g,), symbolic_zeros=True)
+    with pytest.raises(jext.DefinitionError, match="symbolic_zeros=True"):
+        jext.primitive("twins.adopt_vjp_symbolic_zeros")(f)
+
+
 def test_a_custom_function_with_nondiff_argnums_is_refused_with_the_alternative() -> None:
     jvp_nondiff = jax.custom_jvp(lambda n, x: x * n, nondiff_argnums=(0,))
     with pytest.raises(jext.DefinitionError, match="keyword-only static params"):

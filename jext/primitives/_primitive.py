@@ -169,6 +169,13 @@ def _adopt(
             f"{adopted.nondiff_argnums}; a primitive's non-differentiable arguments are its "
             "keyword-only static params: define it with those as keyword-only parameters"
         )
+    if adopted.fwd is not None and adopted.symbolic_zeros:
+        raise DefinitionError(
+            f"primitive {name!r}: the custom_vjp function's rules were defined with "
+            "symbolic_zeros=True (fwd takes CustomVJPPrimal values, bwd may return "
+            "SymbolicZero); a primitive's fwd takes its operands as arrays: define them "
+            "without symbolic_zeros, or with def_vjp"
+        )
     if adopted.jvp is None and adopted.fwd is None:
         raise DefinitionError(
             f"primitive {name!r}: the custom function has no rules yet; define them "
