@@ -663,6 +663,23 @@ def test_a_custom_vjp_function_becomes_a_primitive_with_its_rules() -> None:
         jax.jvp(adopted, (X2, Y2), (X2, Y2))
 
 
+def test_a_rule_returning_a_pair_for_one_result_is_a_rule_error_naming_the_primitive() -> None:
+    """JAX's flash-attention case: the rule returns ``(x, x)`` where the function returns
+    ``x``; JAX raises TypeError naming the rule, jext a RuleError naming the primitive."""
+    jvp_f = jax.custom_jvp(lambda x: x)
+    jvp_f.defjvp(lambda p, t: ((p[0], p[0]), (t[0], t[0])))
+    vjp_f = jax.custom_vjp(lambda x: x)
+    vjp_f.defvjp(lambda x: ((x, x), None), lambda _, g: (g,))
+    for kind, f in (("jvp", jvp_f), ("fwd", vjp_f)):
+        ours = jext.primitive(f"twins.pair_from_{kind}")(f)
+
+        def scanned(x: Any, ours: Any = ours) -> Any:
+            return lax.scan(lambda c, _: (ours(c), None), x, None, length=1)[0]
+
+        with pytest.raises(jext.RuleError, match=rf"{kind} rule of primitive .*wrong structure"):
+            jax.grad(scanned)(jnp.float32(1.0))
+
+
 def test_a_custom_vjp_with_symbolic_zeros_is_refused_with_the_alternative() -> None:
     """Its fwd takes ``CustomVJPPrimal`` values, which a primitive never passes."""
     f = jax.custom_vjp(lambda x: 2.0 * x)

@@ -160,7 +160,7 @@ def _batch_custom(
     if spec is None or isinstance(spec, int):
         out_dims: list[Any] = [spec] * len(outs)
     else:
-        out_dims = core.flatten_results("batching", spec, tree, none_ok=True)
+        out_dims = core.flatten_results("batching", spec, tree, none_ok=True, arrays=False)
     for i, (out, d, aval) in enumerate(zip(outs, out_dims, expected, strict=True)):
         if d is not None and not isinstance(d, int | np.integer):
             raise RuleError(

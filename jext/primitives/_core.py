@@ -284,10 +284,14 @@ class Core:
             )
 
     def flatten_results(
-        self, kind: str, result: Any, out_tree: Any, *, none_ok: bool = False
+        self, kind: str, result: Any, out_tree: Any, *, none_ok: bool = False, arrays: bool = True
     ) -> list[Any]:
+        """``result`` flattened to ``out_tree``'s leaves; with ``arrays``, a leaf that is a
+        container (a pair where the primitive returns one array) is a structure mismatch."""
         try:
             leaves: list[Any] = out_tree.flatten_up_to(result)
+            if arrays and any(isinstance(leaf, tuple | list | dict) for leaf in leaves):
+                raise ValueError("a container where the primitive returns an array")
         except (ValueError, TypeError) as err:
             raise RuleError(
                 f"{kind} rule of primitive {self.name!r} returned a result of the wrong "
