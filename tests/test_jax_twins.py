@@ -329,6 +329,24 @@ def test_a_custom_vjp_cannot_differentiate_a_value_it_closes_over(kind: str) -> 
         jax.grad(lambda a: _custom_vjp_closing_over(a, 3.0, kind=kind))(1.5)
 
 
+def test_a_rule_closing_over_a_vmapped_value_differentiated_outside_says_what_to_do() -> None:
+    """``custom_jvp`` batches its rule with the closure and runs; a primitive's rule cannot
+    see the batch axis of a value it closes over: a RuleError naming the primitive."""
+
+    def outside(z: Any, adopt: bool) -> Any:
+        def inside(x: Any) -> Any:
+            g = jax.custom_jvp(lambda y: x * y)
+            g.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return (jext.primitive("twins.rule_closure") if adopt else lambda f: f)(g)(z)
+
+        return jax.vmap(inside)(jnp.arange(3.0))
+
+    want = (jnp.asarray([0.0, 1.0, 2.0]), jnp.asarray([0.0, 2.0, 4.0]))
+    close(jax.jvp(lambda z: outside(z, False), (1.0,), (2.0,)), want)
+    with pytest.raises(jext.RuleError, match=r"'twins\.rule_closure'.*pass that value as an"):
+        jax.jvp(lambda z: outside(z, True), (1.0,), (2.0,))
+
+
 # --- C. a linear reference is transposed when no rule is given -------------------------------
 
 

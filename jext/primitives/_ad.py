@@ -59,7 +59,17 @@ def jvp(
         return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
 
     masks = [(*mask, *(mask[i] for i in nonzero)) for _, mask, _, _ in levels]
-    results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
+    try:
+        results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
+    except jax.errors.UnexpectedTracerError as err:
+        if core.rules.jvp is None and core.rules.vjp_fwd is None:
+            raise
+        raise RuleError(
+            f"primitive {core.name!r}: its derivative rule uses a value traced by an "
+            "enclosing vmap that is not one of its operands (a Python closure of the rule; "
+            "the reference's closures become operands, a rule's cannot); pass that value "
+            "as an operand"
+        ) from err
     n_out = len(zero_outs)
     outs, given_touts = results[:n_out], iter(results[n_out:])
     touts = [
