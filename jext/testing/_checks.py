@@ -348,6 +348,12 @@ def check_jvp(case: _Case) -> float | None:
     """The JVP agrees with central finite differences, in float32 and (where it runs)
     float64, each where the primitive declares it supported."""
     case.applies("jvp")
+    without = case.prim.nondifferentiable_in
+    if without:
+        sig = case.prim.signature
+        names = () if sig.variadic else sig.operand_names
+        said = ", ".join(repr(names[k]) if k < len(names) else str(k) for k in without)
+        case.notes.append(f"not differentiated in {said}: declared without a derivative")
     if not case.inexact():
         raise CheckSkipped("no floating-point operand to differentiate")
     dtypes = [d for d in (np.float32, np.float64) if case.supports(d)]
