@@ -29,6 +29,7 @@ import jext
 import jext.lowering
 from jext.primitives import CACHE_SIZE
 from tests import regress_prims
+from tests.host_devices import run_on_four_cpus
 
 ROOT = Path(__file__).resolve().parents[1]
 X = jnp.array([0.3, -1.2, 2.6, 0.49], jnp.float32)
@@ -469,19 +470,7 @@ with jax.set_mesh(mesh):
 
 
 def test_explicit_sharding_is_kept_in_output_avals() -> None:
-    env = {
-        **os.environ,
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-        "JAX_PLATFORMS": "cpu",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", SHARDING_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_on_four_cpus(SHARDING_SCRIPT)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
     assert lines["OURS"] == lines["PLAIN"], lines

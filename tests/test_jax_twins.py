@@ -8,9 +8,6 @@ derivative or vectorization on purpose, so a rule that stops applying changes a 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from jax.experimental import io_callback
 
 import jext
 import jext.testing
+from tests.host_devices import run_on_four_cpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -426,20 +424,7 @@ print("OK")
 
 
 def test_collectives_in_a_reference_under_shard_map() -> None:
-    env = {
-        **os.environ,
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-        "JAX_PLATFORMS": "cpu",
-        "JEXT_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", SHARD_MAP_SCRIPT],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    done = run_on_four_cpus(SHARD_MAP_SCRIPT, JEXT_DISABLE_PLUGIN_AUTOLOAD="1")
     assert done.returncode == 0 and done.stdout.strip() == "OK", done.stdout + done.stderr
 
 

@@ -8,9 +8,6 @@ the primitives defined here with right and deliberately wrong sharding rules.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from jax.interpreters import mlir
 import jext
 import jext.testing
 from jext.testing import _sharding_check
+from tests.host_devices import run_on_four_cpus
 
 
 def _cumsum_rows(x: jax.Array, /) -> jax.Array:
@@ -163,13 +161,7 @@ _SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def lines() -> list[list[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEXT_")}
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
-    env["JAX_PLATFORMS"] = "cpu"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, check=False
-    )
+    done = run_on_four_cpus(_SCRIPT)
     assert done.returncode == 0, done.stderr[-3000:]
     return [line.split() for line in done.stdout.splitlines() if line.strip()]
 

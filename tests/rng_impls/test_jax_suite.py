@@ -15,7 +15,6 @@ known answers in ``test_known_answers.py``.
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import scipy.stats
 
 import jext
 from jext import _jax
+from tests.host_devices import run_on_four_cpus
 
 IMPLS = jext.random.impls()
 
@@ -444,15 +444,7 @@ SHARDED_CASES = [
 @pytest.fixture(scope="module")
 def sharded_results() -> dict[str, dict[str, str]]:
     # Four host devices: the CPU backend only (on a GPU machine JAX would pick the GPU).
-    env = {
-        **os.environ,
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-        "JAX_PLATFORMS": "cpu",
-    }
-    script = Path(__file__).with_name("sharded_checks.py")
-    out = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, check=False
-    )
+    out = run_on_four_cpus(Path(__file__).with_name("sharded_checks.py"))
     assert out.returncode == 0, out.stderr[-3000:]
     results: dict[str, dict[str, str]] = json.loads(out.stdout)
     return results
