@@ -85,11 +85,14 @@ def jvp_per_example(
     rules = core.rules
     if rules.nondifferentiable_in:
         _refuse_tangents_in(core, rules.nondifferentiable_in, tangents, form)
+    custom = rules.jvp is not None or rules.vjp_fwd is not None
+    if custom and core.leading_hidden and closed_over_tangents(tangents, form.in_tree):
+        # An author's derivative rule cannot see the tangent of a value its reference
+        # closed over (a closure twin's hidden operand).
+        raise closed_over_error(core.name, "is being differentiated")
     if rules.jvp is not None:
         return _custom_jvp(core, primals, tangents, form)
     if rules.vjp_fwd is not None:
-        if core.leading_hidden and closed_over_tangents(tangents, form.in_tree):
-            raise closed_over_error(core.name, "is being differentiated")
         return vjp_jvp(core, primals, tangents, form, rules.vjp_fwd)
     if rules.transpose is not None:
         return _linear_jvp(core, primals, tangents, form)
