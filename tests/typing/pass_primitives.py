@@ -139,3 +139,24 @@ def clip(v: jax.Array) -> jax.Array:
 
 adopted = jext.primitive("typing.clip")(clip)
 assert_type(adopted, jext.Primitive[..., jax.Array])  # custom_jvp types its call (*args, **kwargs)
+
+
+@jext.primitive("typing.scaled_by_order")
+def scaled_by_order(order: jax.Array, x: jax.Array, /) -> jax.Array:
+    return order * x
+
+
+assert_type(scaled_by_order.def_nondifferentiable("order"), None)
+assert_type(scaled_by_order.def_nondifferentiable(0), None)
+assert_type(scaled_by_order.nondifferentiable_in, tuple[int, ...])
+
+
+def refuses_order(
+    primals: tuple[jax.Array, jax.Array], tangents: tuple[Any, jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+    if not isinstance(tangents[0], jext.SymbolicZero):  # JAX's own class
+        raise NotImplementedError("no derivative in the order")
+    return scaled_by_order(*primals), primals[0] * tangents[1]
+
+
+scaled_by_order.def_jvp(refuses_order, symbolic_zeros=True)
