@@ -493,11 +493,12 @@ def _render_type(tp: Any, imports: _Imports) -> str:
         # Written as module.name where the module really publishes the class under that
         # name (jax.Array is jaxlib's class, whose __name__ is "jaxlib._jax.Array").
         found = _import(module) if module != "__main__" else None
-        name = None
+        name: str | None = None
         if found is not None:
+            own: str = tp.__name__
             name = (
-                tp.__name__
-                if getattr(found, tp.__name__, None) is tp
+                own
+                if getattr(found, own, None) is tp
                 else next((n for n, v in vars(found).items() if v is tp), None)
             )
         if name is not None:
