@@ -630,6 +630,43 @@ def test_a_plugin_registered_while_plugins_load_joins_the_load(tmp_path: Path) -
     assert len(got["warnings"]) == 1 and thief in got["warnings"][0]
 
 
+def test_a_plugin_registered_from_a_hook_after_loading_runs_in_the_next_round() -> None:
+    """After loading, a plugin's hook that registers a companion finishes every hook of its
+    own before the companion's run, as during a load (never the companion's inside it)."""
+    registry = Registry(group="jext-none")
+    registry.load()
+    prim = jext.primitive("late_sub.double")(lambda x, /: 2 * x)
+    order: list[str] = []
+
+    def hook(plugin: str, kind: str, body: Any = None) -> Any:
+        def run(registrar: Any) -> None:
+            order.append(f"{plugin} {kind}")
+            if body is not None:
+                body(registrar)
+
+        return jext.hookimpl(specname=f"jext_register_{kind}")(run)
+
+    companion = SimpleNamespace(
+        jext_register_primitives=hook("late-sub", "primitives", lambda r: r.add(prim)),
+        jext_register_rng_impls=hook("late-sub", "rng_impls"),
+    )
+    meta = SimpleNamespace(
+        jext_register_primitives=hook(
+            "late-meta", "primitives", lambda r: registry.register(companion, "late-sub")
+        ),
+        jext_register_rng_impls=hook("late-meta", "rng_impls"),
+    )
+    registry.register(meta, "late-meta")
+    assert order == [
+        "late-meta primitives",
+        "late-meta rng_impls",
+        "late-sub primitives",
+        "late-sub rng_impls",
+    ]
+    assert registry.primitive_owners()["late_sub.double"] == "late-sub"
+    assert {p.name: p.status for p in registry.plugins()}["late-sub"] == "loaded"
+
+
 # --- loading under races and interrupts -------------------------------------------------------
 
 # A fresh interpreter with no entry-point plugins: what a first call does depends on the
