@@ -506,7 +506,9 @@ def register_plugin(
     ``plugin`` is a module or object with ``@jext.hookimpl`` functions; ``name``
     defaults to its ``__name__``.  It owns the namespace of its name (``-`` as ``_``)
     and ``namespaces``; its names must lie in them (see docs/plugins.md).  Its hooks run
-    with the entry-point plugins', in order of plugin name.
+    with the entry-point plugins', in order of plugin name.  A plugin may register its
+    companions from its import or its hooks: they join the load in progress (see
+    :meth:`Registry.register`).
     """
     _REGISTRY.register(plugin, name, namespaces=namespaces)
 
