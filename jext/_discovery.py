@@ -61,7 +61,9 @@ CORE_NAMESPACE: Final = "jext"
 
 # jext's core plugins: (name, module, namespaces).  They register the way any plugin does,
 # but are loaded whatever the plugin switches say, before every other plugin.
-CORE_PLUGINS: Final = (("jext-rng", "jext.rng_impls._plugin", (CORE_NAMESPACE,)),)
+CORE_PLUGINS: Final = (("jext-rng", "jext._bundled_rng_plugin", (CORE_NAMESPACE,)),)
+# Modules that were the core plugin's: an older jext's metadata may name them in entry points.
+_FORMER_CORE_MODULES: Final = ("jext.rng_impls._plugin",)
 # Optional core plugins: (name, module, distribution).  Loaded with the core where their
 # distribution is installed (it has no entry point), so that core primitives can use what
 # they register whatever the plugin switches say; ENV_RNG_NATIVE=0 leaves jext-rng-native
@@ -183,7 +185,7 @@ class Discovery:
 
 
 def discover(group: str) -> Discovery:
-    core_modules = {module for _, module, _ in CORE_PLUGINS}
+    core_modules = {*(module for _, module, _ in CORE_PLUGINS), *_FORMER_CORE_MODULES}
     found = sorted(_entry_points(group=group), key=lambda e: e.name)
     # jext's own metadata from before its RNGs became core still names the core module.
     found = [ep for ep in found if module_of(ep.value) not in core_modules]

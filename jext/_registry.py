@@ -114,6 +114,10 @@ class Registry(Views):
         self._store = Store()
         self._delivered = 0  # problems warned about (a warning turned error is not delivered)
         self._unreported = threading.local()  # .on: this thread reads without reporting
+        # Plugins registered while hooks run (a meta-plugin's hook registering its
+        # companions): their hooks run in the next round of the same load.  None: no hooks
+        # are running.  Only the thread holding the writer token touches it.
+        self._joining: list[Plugin] | None = None
 
     # --- loading: who loads, who waits ---------------------------------------------------------
 
@@ -265,8 +269,12 @@ class Registry(Views):
         """Register a plugin object (a module, class or instance with hook implementations).
 
         It owns the namespace of its name (``-`` as ``_``) and ``namespaces``, by the rules
-        entry-point plugins follow.  Before loading, it joins the others; after, its hooks
-        run at once, and a namespace another plugin already owns fails it.
+        entry-point plugins follow.  Before loading, it joins the others.  Registered while
+        plugins load (from another plugin's import or hook), it joins that load: it takes
+        the namespaces nobody owns yet (one another plugin owns fails it), and its hooks
+        run with those of the plugins imported, or, registered from a hook, in a round
+        after the current one, each round kind by kind in order of plugin name.  After
+        loading, its hooks run at once, as such a round.
         """
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if isinstance(namespaces, str) or not all(
@@ -288,9 +296,15 @@ class Registry(Views):
             )
             entry.loader = lambda: plugin
             self._store.plugins[name] = entry
-            self._import(entry)
-            if self._all.done:
+            # Plugin code runs in a load only after its claims are settled: a plugin
+            # registered from there takes what is left, as one registered after loading.
+            settled = self._all.done or self._all.running
+            if settled:
                 self._settle_late(entry)
+            self._import(entry)
+            if settled and self._joining is not None:  # hooks are running: their next round
+                self._joining.append(entry)
+            elif self._all.done:
                 self._run_hooks([entry])
 
         self._exclusive(add)
@@ -381,6 +395,18 @@ class Registry(Views):
             self._store.fail(entry, str(err))
 
     def _run_hooks(self, plugins: Sequence[Plugin]) -> None:
+        """Run ``plugins``' hooks, then, round after round, those of the plugins their
+        hooks registered (see :meth:`register`) until none is left."""
+        outer, self._joining = self._joining, []
+        try:
+            batch = list(plugins)
+            while batch:
+                self._run_round(batch)
+                batch, self._joining = self._joining, []
+        finally:
+            self._joining = outer
+
+    def _run_round(self, plugins: Sequence[Plugin]) -> None:
         # Kind by kind, in the order of the table; in order of plugin name within a kind,
         # whether registered in code or by entry point.
         plugins = sorted(plugins, key=lambda p: p.name)
@@ -480,7 +506,9 @@ def register_plugin(
     ``plugin`` is a module or object with ``@jext.hookimpl`` functions; ``name``
     defaults to its ``__name__``.  It owns the namespace of its name (``-`` as ``_``)
     and ``namespaces``; its names must lie in them (see docs/plugins.md).  Its hooks run
-    with the entry-point plugins', in order of plugin name.
+    with the entry-point plugins', in order of plugin name.  A plugin may register its
+    companions from its import or its hooks: they join the load in progress (see
+    :meth:`Registry.register`).
     """
     _REGISTRY.register(plugin, name, namespaces=namespaces)
 

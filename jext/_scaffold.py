@@ -9,7 +9,7 @@ from typing import Final
 
 from jext._registry import CORE_NAMESPACE
 
-__all__ = ["check_name", "scaffold"]
+__all__ = ["check_name", "scaffold", "templates"]
 
 # The placeholders in the templates: none occurs in TOML, YAML or Python by accident, and
 # none clashes with GitHub Actions' `${{ }}`.  Replaced in one pass, so a name cannot
@@ -150,6 +150,7 @@ jext list                      # what the installed plugins provide
 
 `tests/test_conformance.py` is one line: jext's pytest plugin adds a test per primitive,
 RNG implementation and SciPy wrapper this project registers, and runs every check on it.
+`tests/test_logcosh.py` holds the primitive's own tests.
 
 ## Adding a primitive
 
@@ -221,34 +222,46 @@ def check_name(name: str) -> None:
         raise ValueError(f"{name!r} is jext's own namespace: choose another name")
 
 
+def templates(name: str) -> list[tuple[str, str]]:
+    """``(path, text)`` of every file ``jext init name`` writes, placeholders filled in.
+
+    The paths are fixed but for the package folder (``src/jext_<name>/``), so no name can
+    make two templates one file (a unit test named after the plugin would be
+    ``tests/test_conformance.py`` for the plugin ``conformance``).
+    """
+    check_name(name)
+    dist, module = f"jext-{name}", f"jext_{name}"
+    files = [
+        ("pyproject.toml", _PYPROJECT),
+        ("README.md", _README),
+        (".gitignore", _GITIGNORE),
+        (".github/workflows/ci.yml", _CI),
+        (f"src/{module}/__init__.py", _MODULE_SOURCE),
+        (f"src/{module}/py.typed", ""),
+        ("tests/test_conformance.py", _CONFORMANCE_TEST),
+        ("tests/test_logcosh.py", _UNIT_TEST),
+    ]
+    values = {"NAME": name, "MODULE": module, "DIST": dist}
+    return [(path, _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)) for path, text in files]
+
+
 def scaffold(name: str, folder: Path | None = None) -> list[Path]:
     """Write a plugin distribution named ``jext-<name>`` into ``folder``; the files written.
 
     ``folder`` (default ``./jext-<name>``) must not exist.  Raises ``ValueError`` for a
     bad ``name`` (see :func:`check_name`) and ``FileExistsError`` for an existing folder.
+    Every file is created new: none ever replaces another.
     """
-    check_name(name)
-    dist, module = f"jext-{name}", f"jext_{name}"
-    root = Path(folder) if folder is not None else Path(dist)
+    files = templates(name)
+    root = Path(folder) if folder is not None else Path(f"jext-{name}")
     if root.exists():
         raise FileExistsError(f"{root} exists: jext init writes only into a new folder")
-    files = {
-        "pyproject.toml": _PYPROJECT,
-        "README.md": _README,
-        ".gitignore": _GITIGNORE,
-        ".github/workflows/ci.yml": _CI,
-        f"src/{module}/__init__.py": _MODULE_SOURCE,
-        f"src/{module}/py.typed": "",
-        "tests/test_conformance.py": _CONFORMANCE_TEST,
-        f"tests/test_{name}.py": _UNIT_TEST,
-    }
-    values = {"NAME": name, "MODULE": module, "DIST": dist}
     root.mkdir(parents=True)
     written = []
-    for relative, template in files.items():
+    for relative, text in files:
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
-        path.write_text(text, encoding="utf-8")
+        with path.open("x", encoding="utf-8") as out:  # "x": a second template never replaces one
+            out.write(text)
         written.append(path)
     return written

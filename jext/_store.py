@@ -338,10 +338,10 @@ class Store:
     def commit_scipy(self, plugin: Plugin, staged: list[Any]) -> str | None:
         if not staged:
             return None
-        from jext.scipy._scopes import in_jax  # noqa: PLC0415 - jext.scipy imports the registry
-
+        # Each wrapper (a jext.scipy.ScipyWrapper, checked by its registrar) says whether
+        # jax.scipy has its name: the store knows nothing of jext.scipy's scopes.
         for wrapper in staged:
-            if wrapper.replaces_jax is None and in_jax(wrapper.scope, wrapper.name):
+            if wrapper.replaces_jax is None and wrapper.shadows_jax():
                 return (
                     f"jax.scipy.{wrapper.scope}.{wrapper.name} exists; a plugin replaces it "
                     "only by saying why (ScipyWrapper(replaces_jax=...))"

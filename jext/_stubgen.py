@@ -11,6 +11,8 @@ what the installed plugins provide: each scope's names with their own signatures
 from __future__ import annotations
 
 import ast
+import collections.abc
+import enum
 import inspect
 import json
 import keyword
@@ -108,9 +110,22 @@ def check(out: Path, reg: Registry | None = None) -> list[str]:
         path = out / relative
         if not path.is_file():
             problems.append(f"{relative}: missing")
-        elif path.read_text() != text:
+            continue
+        kept = path.read_text()
+        if relative.endswith(".pyi") and (broken := _syntax_error(kept)) is not None:
+            problems.append(f"{relative}: does not parse ({broken})")
+        elif kept != text:
             problems.append(f"{relative}: differs from what the installed plugins give")
     return problems
+
+
+def _syntax_error(source: str) -> str | None:
+    """Why ``source`` is not Python (``line N: message``), or None."""
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    return None
 
 
 def _recorded(pyproject: Path) -> tuple[list[str] | None, dict[str, str]]:
@@ -375,10 +390,7 @@ def _render_signature(
     fn: Callable[..., Any], imports: _Imports, *, returns: str | None = None
 ) -> str:
     sig = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable annotations: leave them untyped (Any)
-        hints = {}
+    hints = _hints(fn)
     parts: list[str] = ["self"] if returns is None else []
     positional_only_done = False
     star_done = False
@@ -410,15 +422,41 @@ def _safe(name: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) else name
 
 
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``fn``'s annotations, resolved; one that cannot be resolved (a forward reference to
+    a name that does not exist) is left out, so it is written as ``Any``, and the others
+    keep their types."""
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # resolve them one by one, below
+        pass
+    target = inspect.unwrap(fn)
+    namespace = getattr(target, "__globals__", {})
+    hints = {}
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        holder = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            hints.update(typing.get_type_hints(holder, globalns=namespace))
+        except Exception:  # this one cannot be resolved: Any
+            continue
+    return hints
+
+
 def _render_type(tp: Any, imports: _Imports) -> str:
-    """Source text for an annotation object; ``Any`` where it cannot be written."""
+    """Source text for an annotation object; ``Any`` where it cannot be written.
+
+    Everything written parses and means the annotation to mypy: a ``Literal`` of enum
+    members names them (``mod.Mode.A``), ``Callable[..., R]`` keeps its ``...``, and a
+    part that cannot be written makes its whole ``Literal`` or generic ``Any``.
+    """
     if tp is Any or tp is inspect.Parameter.empty:
-        imports.add("typing", "Any")
-        return "Any"
+        return _any(imports)
     if tp is None or tp is type(None):
         return "None"
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return _render_type(args[0], imports)
     if origin in (typing.Union, types.UnionType):
         parts = []
         if set(args) >= _ARRAY_LIKE:
@@ -427,17 +465,26 @@ def _render_type(tp: Any, imports: _Imports) -> str:
             args = tuple(a for a in args if a not in _ARRAY_LIKE)
         return " | ".join([*parts, *(_render_type(a, imports) for a in args)])
     if origin is typing.Literal:
+        values = [_literal_value(a, imports) for a in args]
+        if any(v is None for v in values):
+            return _any(imports)
         imports.add("typing", "Literal")
-        return f"Literal[{', '.join(repr(a) for a in args)}]"
+        return f"Literal[{', '.join(v for v in values if v is not None)}]"
     if origin is not None:
         base = _render_type(origin, imports)
-        if not args:
+        if base == "Any" or not args:
             return base
         if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
             return f"{base}[{_render_type(args[0], imports)}, ...]"
-        if isinstance(args[0], list):  # Callable[[A, B], R]
-            params = ", ".join(_render_type(a, imports) for a in args[0])
-            return f"{base}[[{params}], {_render_type(args[1], imports)}]"
+        if origin is collections.abc.Callable:  # Callable[[A, B], R] or Callable[..., R]
+            params = (
+                f"[{', '.join(_render_type(a, imports) for a in args[0])}]"
+                if isinstance(args[0], list)
+                else "..."  # ..., a ParamSpec or Concatenate: any arguments
+            )
+            return f"{base}[{params}, {_render_type(args[-1], imports)}]"
+        if any(a is Ellipsis or isinstance(a, list) for a in args):
+            return _any(imports)
         return f"{base}[{', '.join(_render_type(a, imports) for a in args)}]"
     if isinstance(tp, type):
         module = tp.__module__
@@ -445,10 +492,31 @@ def _render_type(tp: Any, imports: _Imports) -> str:
             return tp.__name__
         # Written as module.name where the module really publishes the class under that
         # name (jax.Array is jaxlib's class, whose __name__ is "jaxlib._jax.Array").
-        found = _import(module)
-        name = next((n for n, v in vars(found).items() if v is tp), None) if found else None
+        found = _import(module) if module != "__main__" else None
+        name: str | None = None
+        if found is not None:
+            own: str = tp.__name__
+            name = (
+                own
+                if getattr(found, own, None) is tp
+                else next((n for n, v in vars(found).items() if v is tp), None)
+            )
         if name is not None:
             imports.add(module)
             return f"{module}.{name}"
+    return _any(imports)
+
+
+def _any(imports: _Imports) -> str:
     imports.add("typing", "Any")
     return "Any"
+
+
+def _literal_value(value: object, imports: _Imports) -> str | None:
+    """``value`` as it is written in a ``Literal``; None where it cannot be."""
+    if value is None or isinstance(value, bool | int | str | bytes):
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        cls = _render_type(type(value), imports)
+        return None if cls == "Any" or not value.name.isidentifier() else f"{cls}.{value.name}"
+    return None

@@ -380,7 +380,66 @@ UNUSED_LOWERING = _pkg(
     """,
 )
 
-# READS_AT_IMPORT stays out: imported in-process it would load the process-wide registry.
+# Meta-plugins: each registers companions with jext.register_plugin while plugins load,
+# one from its hook, one from its import (with a second companion that claims the first
+# meta-plugin's namespace, which must fail saying so).  ORDER records the hooks as they run.
+META_HOOK = _pkg(
+    "jext-meta-hook",
+    """
+    import jext
+
+    ORDER = []
+
+    @jext.primitive("meta_hook_sub.triple")
+    def triple(x, /):
+        return 3 * x
+
+    class Companion:
+        @jext.hookimpl
+        def jext_register_primitives(self, registrar):
+            ORDER.append("meta-hook-sub primitives")
+            registrar.add(triple)
+
+        @jext.hookimpl
+        def jext_register_rng_impls(self, registrar):
+            ORDER.append("meta-hook-sub rng_impls")
+
+    @jext.hookimpl
+    def jext_register_primitives(registrar):
+        ORDER.append("meta-hook primitives")
+        jext.register_plugin(Companion(), "meta-hook-sub")
+
+    @jext.hookimpl
+    def jext_register_rng_impls(registrar):
+        ORDER.append("meta-hook rng_impls")
+    """,
+)
+META_IMPORT = _pkg(
+    "jext-meta-import",
+    """
+    import jext
+
+    @jext.primitive("meta_import_sub.halve")
+    def halve(x, /):
+        return x / 2
+
+    class Companion:
+        @jext.hookimpl
+        def jext_register_primitives(self, registrar):
+            registrar.add(halve)
+
+    class Thief:
+        @jext.hookimpl
+        def jext_register_primitives(self, registrar):
+            pass
+
+    jext.register_plugin(Companion(), "meta-import-sub")
+    jext.register_plugin(Thief(), "meta-import-thief", namespaces=["meta_hook"])
+    """,
+)
+
+# READS_AT_IMPORT and the meta-plugins stay out: imported in-process they would load, or
+# register into, the process-wide registry.
 ALL = [GOOD, MYTRIAL, UNUSED_LOWERING, SCIPY_A, SCIPY_B, *(pkg for pkg, _ in FAULTS.values())]
 
 

@@ -5,9 +5,11 @@ report (a wrong rule fails warm as it does cold)."""
 from __future__ import annotations
 
 import errno
+import functools
 import importlib
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from jext._cli import main as cli_main
 from jext.testing import _cache
 from jext.testing._cache import cached_oracle, check_cache_in
 from jext.testing._checks import check_report
-from jext.testing._scipy_checks import scipy_report
+from jext.testing._scipy_checks import run_scipy_check, scipy_report
 from tests.test_checks import make
 from tests.test_scipy_checks import erf_wrapper
 
@@ -303,3 +305,172 @@ def test_a_failed_write_leaves_no_part_file(
         x = np.arange(3.0)
         np.testing.assert_array_equal(cached_oracle(np.sin, "sine")(x), np.sin(x))
     assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == [".gitignore", "CACHEDIR.TAG"]
+
+
+# --- what an oracle's answers are keyed by, whatever form the oracle takes -------------------
+
+_HELPERS, _DECO = "jext_oracle_helpers", "jext_oracle_deco"
+
+
+def _oracle_packages(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """A plugin-like package of oracle helpers (counting their calls), and another holding a
+    decorator made with functools.wraps."""
+    sources = {
+        f"{_HELPERS}/__init__.py": (
+            "import numpy as np\n"
+            "import scipy.special\n"
+            "calls = []\n\n"
+            "def cube(x):\n"
+            "    calls.append('cube')\n"
+            "    return np.asarray(x, np.float64) ** 3\n\n"
+            "def square(x):\n"
+            "    return np.asarray(x, np.float64) ** 2\n\n"
+            "def scaled(k, x):\n"
+            "    calls.append('scaled')\n"
+            "    return k * np.asarray(x, np.float64)\n\n"
+            "def cube_scalar(x):\n"
+            "    calls.append('cube_scalar')\n"
+            "    return x**3\n\n"
+            "def square_scalar(x):\n"
+            "    return x**2\n\n"
+            "def erf_of(options, x):\n"
+            "    return scipy.special.erf(x)\n\n"
+            "LAMBDAS = (lambda x: x + 1.0, lambda x: x - 1.0)\n\n"
+            "class Scaled:\n"
+            "    def __init__(self, k):\n"
+            "        self.k = k\n\n"
+            "    def __call__(self, x):\n"
+            "        return self.k * np.asarray(x, np.float64)\n"
+        ),
+        f"{_DECO}/__init__.py": (
+            "import functools\n\n"
+            "def logged(fn):\n"
+            "    @functools.wraps(fn)\n"
+            "    def wrapper(*args):\n"
+            "        return fn(*args)\n"
+            "    return wrapper\n"
+        ),
+    }
+    for relative, text in sources.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    monkeypatch.syspath_prepend(str(root))
+    for name in (_HELPERS, _DECO):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return importlib.import_module(_HELPERS), importlib.import_module(_DECO)
+
+
+@pytest.mark.parametrize("form", ["function", "partial", "vectorize", "wraps"])
+def test_an_oracle_is_asked_afresh_when_the_code_it_runs_changes(
+    form: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An oracle made with functools.partial, np.vectorize or a functools.wraps decorator
+    is keyed by the package of the helper it runs (not by functools' or NumPy's), and a
+    wrapper also by its own package."""
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
+    helpers, deco = _oracle_packages(tmp_path / "src", monkeypatch)
+    oracle = {
+        "function": helpers.cube,
+        "partial": functools.partial(helpers.scaled, 2.0),
+        "vectorize": np.vectorize(helpers.cube_scalar, otypes=[np.float64]),
+        "wraps": deco.logged(helpers.cube),
+    }[form]
+    x = np.linspace(-1.0, 1.0, 5)
+
+    def asked() -> bool:
+        """One ``jext check`` run: whether it asked the oracle (else it read back)."""
+        before = len(helpers.calls)
+        with check_cache_in(tmp_path / "cache"):
+            cached_oracle(oracle, "probe")(x)
+        return len(helpers.calls) > before
+
+    assert asked() and not asked()
+    (tmp_path / "src" / _HELPERS / "more.py").write_text("# the helper's package changed\n")
+    assert asked() and not asked()
+    (tmp_path / "src" / _DECO / "more.py").write_text("# the decorator's package changed\n")
+    assert asked() is (form == "wraps")
+
+
+def test_oracles_that_may_answer_differently_have_different_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scipy.special
+    import scipy.stats
+
+    helpers, deco = _oracle_packages(tmp_path / "src", monkeypatch)
+    _cache._sources_digest.cache_clear()  # read afresh, as each `jext check` run does
+
+    def key(oracle: Any) -> str:
+        got = _cache.oracle_identity(oracle)
+        assert isinstance(got, str), got
+        return got
+
+    different = [
+        (helpers.cube, helpers.square),
+        helpers.LAMBDAS,  # two lambdas on one line
+        (functools.partial(helpers.scaled, 2.0), functools.partial(helpers.scaled, 3.0)),
+        (functools.partial(helpers.scaled, 2.0), functools.partial(helpers.scaled, 2)),
+        (functools.partial(helpers.scaled, k=0.0), functools.partial(helpers.scaled, k=-0.0)),
+        (np.vectorize(helpers.cube_scalar), np.vectorize(helpers.square_scalar)),
+        (np.vectorize(helpers.cube_scalar), np.vectorize(helpers.cube_scalar, otypes="f")),
+        (deco.logged(helpers.cube), deco.logged(helpers.square)),
+        (deco.logged(helpers.cube), helpers.cube),
+        (scipy.stats.t.cdf, scipy.stats.norm.cdf),  # one function: rv_continuous.cdf
+        (scipy.stats.t(3).cdf, scipy.stats.t(4).cdf),
+        (scipy.special.erf, scipy.special.erfc),
+        (np.exp2, scipy.special.exp2),  # ufuncs of one name in two libraries
+        (helpers.Scaled(2.0), helpers.Scaled(3.0)),
+    ]
+    for a, b in different:
+        assert key(a) != key(b), (a, b)
+    # Built again, the same oracle: the same key, in this process and in another.
+    made = [
+        "functools.partial(helpers.scaled, 2.0)",
+        "np.vectorize(helpers.cube_scalar)",
+        "deco.logged(helpers.cube)",
+        "scipy.stats.t(3).cdf",
+        "scipy.stats.t.cdf",
+        "scipy.special.erf",
+        "helpers.Scaled(2.0)",
+    ]
+    scope = {"functools": functools, "np": np, "scipy": scipy, "helpers": helpers, "deco": deco}
+    here = [key(eval(text, scope)) for text in made]
+    assert here == [key(eval(text, scope)) for text in made]
+    code = (
+        "import functools, sys, numpy as np, scipy.special, scipy.stats\n"
+        f"sys.path.insert(0, {str(tmp_path / 'src')!r})\n"
+        f"import {_HELPERS} as helpers, {_DECO} as deco\n"
+        "from jext.testing._cache import oracle_identity\n"
+        f"for text in {made!r}:\n"
+        "    print(oracle_identity(eval(text)))\n"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert other.stdout.split() == here, other.stderr
+
+
+def test_an_oracle_that_cannot_be_identified_keeps_no_answer_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jax.scipy.special as jsp
+
+    monkeypatch.setattr(_cache, "_MIN_ORACLE_S", 0.0)
+    helpers, _ = _oracle_packages(tmp_path / "src", monkeypatch)
+    made_by_numpy = np.frompyfunc(helpers.cube_scalar, 1, 1)
+    unknown = [
+        functools.partial(helpers.erf_of, object()),  # a bound value with no key
+        lambda x: made_by_numpy(x).astype(np.float64),  # a ufunc that names no module
+    ]
+    with check_cache_in(tmp_path / "cache"):
+        for oracle in unknown:
+            assert cached_oracle(oracle, "probe") is oracle
+            assert (_cache.uncached_reason(oracle) or "").startswith(
+                "its answers are not kept between runs: "
+            )
+        assert _cache.uncached_reason(helpers.cube) is None
+        # `jext check --verbose` prints the passing check's message.
+        result = run_scipy_check(erf_wrapper(jsp.erf, oracle=unknown[0]), "values")
+    assert result.status == "pass"
+    assert result.message.startswith("the oracle: its answers are not kept between runs: ")
+    assert not list((tmp_path / "cache").glob("oracle-*/*/*.answer"))

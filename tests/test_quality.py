@@ -55,13 +55,13 @@ def test_type_ignores_live_in_the_jax_layer() -> None:
 # never one above, not even inside a function.  The core (primitives, lowering, RNGs)
 # asks the plugin layer through jext._host, which the registry installs.
 LAYERS = (
-    ("jext._errors", "jext._host", "jext._jax", "jext.hookspecs"),
+    ("jext._errors", "jext._host", "jext._jax"),
     ("jext.primitives", "jext.typing"),
     ("jext.lowering",),
     ("jext.rng_impls",),
     ("jext.random",),
 )
-PLUGIN_LAYER = len(LAYERS)  # everything else: the registry, jext.scipy, the facade, ...
+PLUGIN_LAYER = len(LAYERS)  # everything else: the hookspecs, the registry, jext.scipy, ...
 
 
 def layer(module: str) -> int:
@@ -144,6 +144,8 @@ def test_the_core_never_imports_the_plugin_layer() -> None:
         "from .. import _registry",
         "import jext",
         "from jext.random import key",
+        "from jext.hookspecs import hookimpl",
+        "from jext import _bundled_rng_plugin",
     ],
 )
 def test_the_layering_check_finds_an_import_from_above(statement: str) -> None:
@@ -153,6 +155,84 @@ def test_the_layering_check_finds_an_import_from_above(statement: str) -> None:
     if "random" not in statement:  # a type from the core above may be named, not the plugin layer
         assert layering_offenders("jext.rng_impls._common", annotation) != []
     assert layering_offenders("jext.scipy._scopes", source) == []  # the plugin layer may
+
+
+# The registry's own modules: jext.scipy imports the registry, so none of them may import
+# jext.scipy back (a cycle), not even inside a function; a type may be named for annotations.
+REGISTRY_MODULES = (
+    "jext._discovery",
+    "jext._hookcall",
+    "jext._hookkinds",
+    "jext._registry",
+    "jext._store",
+    "jext._views",
+)
+
+
+def scipy_imports(module: str, source: str) -> list[str]:
+    package = module.rpartition(".")[0]
+    return [
+        f"{module}:{line} imports {imported}"
+        for line, imported, annotation_only in jext_imports(source, package)
+        if not annotation_only and (imported == "jext.scipy" or imported.startswith("jext.scipy."))
+    ]
+
+
+def test_the_registry_never_imports_jext_scipy() -> None:
+    offenders = [
+        offender
+        for module in REGISTRY_MODULES
+        for offender in scipy_imports(module, (ROOT / f"{module.replace('.', '/')}.py").read_text())
+    ]
+    assert offenders == []
+
+
+def test_the_scipy_import_check_finds_a_late_import() -> None:
+    late = "def commit() -> None:\n    from jext.scipy._scopes import in_jax\n"
+    assert scipy_imports("jext._store", late) != []
+    annotation = "if TYPE_CHECKING:\n    from jext.scipy._wrapper import ScipyWrapper\n"
+    assert scipy_imports("jext._store", annotation) == []
+
+
+def unexplained_imports(source: str) -> list[int]:
+    """Lines of imports inside a function that give no reason: each says why on its line
+    (``# noqa: PLC0415 - why``), or a comment just above its run of imports does."""
+    lines = source.splitlines()
+    found = []
+    for fn in ast.walk(ast.parse(source)):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            if any("PLC0415 -" in lines[n - 1] for n in range(node.lineno, node.end_lineno + 1)):
+                continue
+            above = node.lineno - 2  # walk up over the imports (and blank lines) of its run
+            while above >= 0 and (
+                not lines[above].strip()
+                or lines[above].lstrip().startswith(("import ", "from ", ")"))
+                or lines[above].startswith(" " * (node.col_offset + 4))
+            ):
+                above -= 1
+            if above < 0 or not lines[above].lstrip().startswith("#"):
+                found.append(node.lineno)
+    return found
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "jext").rglob("*.py"))
+        for line in unexplained_imports(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_the_import_reason_check_finds_an_import_without_one() -> None:
+    bare = "def f() -> None:\n    x = 1\n    import math\n"
+    assert unexplained_imports(bare) == [3]
+    assert unexplained_imports(bare.replace("math", "math  # noqa: PLC0415 - heavy")) == []
+    assert unexplained_imports(bare.replace("    x = 1", "    # math loads late")) == []
 
 
 def imported_names(node: ast.AST) -> list[str]:

@@ -573,6 +573,100 @@ def test_bundled_rngs_work_whatever_the_switches(
     assert result.stdout.splitlines() == ["True", "False", str(core)]
 
 
+# --- registering while plugins load ----------------------------------------------------------
+
+
+def test_a_plugin_registered_while_plugins_load_joins_the_load(tmp_path: Path) -> None:
+    """A meta-plugin's companions, registered with jext.register_plugin from its hook or
+    from its import, load: their hooks run (a hook's companion in the round after), their
+    primitives are registered, and a companion claiming another plugin's namespace fails
+    saying whose it is."""
+    site = pp.build_and_install([pp.META_HOOK, pp.META_IMPORT], tmp_path)
+    code = (
+        "import json, sys, warnings\n"
+        "import jax.numpy as jnp\n"
+        "import jext\n"
+        "from jext._registry import registry\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    jext.load_plugins()\n"
+        "plugins = {p.name: [p.status, p.error] for p in jext.plugins()}\n"
+        "owners = registry().primitive_owners()\n"
+        "print(json.dumps({\n"
+        "    'plugins': {n: s for n, s in plugins.items() if n.startswith('meta')},\n"
+        "    'owners': {n: o for n, o in owners.items() if n.startswith('meta')},\n"
+        "    'values': [float(jext.get_primitive(n)(jnp.ones(()) * 2)) for n in\n"
+        "               ('meta_hook_sub.triple', 'meta_import_sub.halve')],\n"
+        "    'order': sys.modules['jext_meta_hook'].ORDER,\n"
+        "    'warnings': [str(w.message) for w in caught],\n"
+        "}))\n"
+    )
+    result = run_python(code, site, JEXT_PLUGINS="meta-hook,meta-import")
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    thief = (
+        "claims namespace 'meta_hook', which belongs to plugin 'meta-hook' "
+        "(distribution jext-meta-hook 0.1.0)"
+    )
+    assert got["plugins"] == {
+        "meta-hook": ["loaded", None],
+        "meta-hook-sub": ["loaded", None],
+        "meta-import": ["loaded", None],
+        "meta-import-sub": ["loaded", None],
+        "meta-import-thief": ["error", thief],
+    }
+    assert got["owners"] == {
+        "meta_hook_sub.triple": "meta-hook-sub",
+        "meta_import_sub.halve": "meta-import-sub",
+    }
+    assert got["values"] == [6.0, 1.0]
+    # Round one: every loaded plugin, kind by kind; round two: the companion its hook added.
+    assert got["order"] == [
+        "meta-hook primitives",
+        "meta-hook rng_impls",
+        "meta-hook-sub primitives",
+        "meta-hook-sub rng_impls",
+    ]
+    assert len(got["warnings"]) == 1 and thief in got["warnings"][0]
+
+
+def test_a_plugin_registered_from_a_hook_after_loading_runs_in_the_next_round() -> None:
+    """After loading, a plugin's hook that registers a companion finishes every hook of its
+    own before the companion's run, as during a load (never the companion's inside it)."""
+    registry = Registry(group="jext-none")
+    registry.load()
+    prim = jext.primitive("late_sub.double")(lambda x, /: 2 * x)
+    order: list[str] = []
+
+    def hook(plugin: str, kind: str, body: Any = None) -> Any:
+        def run(registrar: Any) -> None:
+            order.append(f"{plugin} {kind}")
+            if body is not None:
+                body(registrar)
+
+        return jext.hookimpl(specname=f"jext_register_{kind}")(run)
+
+    companion = SimpleNamespace(
+        jext_register_primitives=hook("late-sub", "primitives", lambda r: r.add(prim)),
+        jext_register_rng_impls=hook("late-sub", "rng_impls"),
+    )
+    meta = SimpleNamespace(
+        jext_register_primitives=hook(
+            "late-meta", "primitives", lambda r: registry.register(companion, "late-sub")
+        ),
+        jext_register_rng_impls=hook("late-meta", "rng_impls"),
+    )
+    registry.register(meta, "late-meta")
+    assert order == [
+        "late-meta primitives",
+        "late-meta rng_impls",
+        "late-sub primitives",
+        "late-sub rng_impls",
+    ]
+    assert registry.primitive_owners()["late_sub.double"] == "late-sub"
+    assert {p.name: p.status for p in registry.plugins()}["late-sub"] == "loaded"
+
+
 # --- loading under races and interrupts -------------------------------------------------------
 
 # A fresh interpreter with no entry-point plugins: what a first call does depends on the

@@ -4,14 +4,14 @@
 objects the ``jext-rng`` plugin registers; their ``jax_impl`` is the JAX PRNG impl.
 """
 
+from jext.rng_impls._bundled import CHACHA20 as CHACHA20
+from jext.rng_impls._bundled import PHILOX4X64 as PHILOX4X64
+from jext.rng_impls._bundled import THREEFRY4X64 as THREEFRY4X64
 from jext.rng_impls._chacha20 import chacha20_block as chacha20_block
 from jext.rng_impls._chacha20 import chacha20_key_data as chacha20_key_data
 from jext.rng_impls._philox4x64 import numpy_philox_key_data as numpy_philox_key_data
 from jext.rng_impls._philox4x64 import philox4x64_block as philox4x64_block
 from jext.rng_impls._philox4x64 import philox4x64_key_data as philox4x64_key_data
-from jext.rng_impls._plugin import CHACHA20 as CHACHA20
-from jext.rng_impls._plugin import PHILOX4X64 as PHILOX4X64
-from jext.rng_impls._plugin import THREEFRY4X64 as THREEFRY4X64
 from jext.rng_impls._threefry4x64 import threefry4x64_block as threefry4x64_block
 from jext.rng_impls._threefry4x64 import threefry4x64_key_data as threefry4x64_key_data
 

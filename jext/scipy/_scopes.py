@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
 import os
 import sys
@@ -15,6 +14,7 @@ import jax
 
 from jext._errors import JextError
 from jext._registry import Owned, Registry, close_matches, registry
+from jext.scipy._jax_scipy import in_jax, jax_names
 from jext.scipy._wrapper import ScipyWrapper
 
 __all__ = [
@@ -65,35 +65,6 @@ class ScopeEntry:
     providers: tuple[str, ...]  # plugin names; ("jax",) for jax.scipy's own
     mirrors: str | None
     note: str = ""
-
-
-@functools.cache
-def jax_names(scope: str) -> dict[str, Any]:
-    """``jax.scipy.<scope>``'s public functions and submodules (empty if JAX has no such module)."""
-    try:
-        module = importlib.import_module(f"jax.scipy.{scope}")
-    except ImportError:
-        return {}
-    out: dict[str, Any] = {}
-    for name in dir(module):
-        obj = getattr(module, name)
-        if name.startswith("_"):
-            continue
-        if isinstance(obj, types.ModuleType):
-            if obj.__name__.startswith(f"jax.scipy.{scope}."):  # e.g. jax.scipy.stats.norm
-                out[name] = obj
-        elif callable(obj) and not isinstance(obj, type):
-            out[name] = obj
-    return out
-
-
-def in_jax(scope: str, name: str) -> bool:
-    """Whether ``jax.scipy.<scope>`` has ``name`` (``"chi2.cdf"``: ``jax.scipy.stats.chi2.cdf``)."""
-    base, _, method = name.partition(".")
-    own = jax_names(scope).get(base)
-    if not method:
-        return own is not None
-    return isinstance(own, types.ModuleType) and callable(getattr(own, method, None))
 
 
 def _preferences() -> dict[tuple[str, str], str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from jext._errors import DefinitionError
+from jext.scipy._jax_scipy import in_jax
 
 __all__ = ["Domain", "EdgeCase", "ScipyWrapper"]
 
@@ -115,6 +116,11 @@ class ScipyWrapper:
     @property
     def qualified_name(self) -> str:
         return f"jext.scipy.{self.scope}.{self.name}"
+
+    def shadows_jax(self) -> bool:
+        """Whether ``jax.scipy.<scope>`` has this name already (then ``replaces_jax`` must
+        say why a plugin replaces it)."""
+        return in_jax(self.scope, self.name)
 
     @property
     def public(self) -> Callable[..., Any]:

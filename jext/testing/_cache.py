@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import hashlib
 import importlib.metadata
@@ -14,10 +15,12 @@ import stat
 import sys
 import threading
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from jax.experimental.compilation_cache import compilation_cache
@@ -31,6 +34,8 @@ __all__ = [
     "cached_oracle",
     "check_cache_in",
     "default_cache_dir",
+    "oracle_identity",
+    "uncached_reason",
 ]
 
 ENV_CACHE_DIR = "JEXT_CACHE_DIR"
@@ -243,19 +248,24 @@ def cached_oracle(oracle: Callable[..., Any], label: str) -> Callable[..., Any]:
     An answer is kept when it is one numeric array that took ``oracle`` at least
     ``_MIN_ORACLE_S`` to give (so SciPy's fast functions are simply called again).  Its key
     covers ``label`` (what ``oracle`` is the oracle of: one factory's oracles share a
-    qualified name), ``oracle``'s qualified name, the source files of the package that
-    defines it (all of them: its helpers may live in other modules), the versions of
-    Python, NumPy, SciPy and mpmath, and the arguments' dtypes, shapes and bytes.  An
-    oracle built on another library that changes without its package changing keeps
-    stale values: ``--no-cache`` or deleting the folder starts afresh.
+    qualified name), what ``oracle`` is (see :func:`oracle_identity`: the code it runs,
+    wherever it is wrapped, with the source files of each package that code comes from),
+    the versions of Python, NumPy, SciPy and mpmath, and the arguments' dtypes, shapes and
+    bytes.  An oracle whose code cannot be identified keeps no answer
+    (:func:`uncached_reason` says why).  An oracle built on another library that changes
+    without its package changing keeps stale values: ``--no-cache`` or deleting the folder
+    starts afresh.
     """
     folder = _oracle_folder.path
     if folder is None:
         return oracle
+    identity = oracle_identity(oracle)
+    if isinstance(identity, _Unknown):
+        return oracle
 
     @functools.wraps(oracle)
     def answer(*args: Any, **kwargs: Any) -> Any:
-        key = _oracle_key(oracle, label, args, kwargs)
+        key = _oracle_key(identity, label, args, kwargs)
         if key is None:
             return oracle(*args, **kwargs)
         kept = folder / key[:2] / f"{key}.answer"
@@ -269,6 +279,248 @@ def cached_oracle(oracle: Callable[..., Any], label: str) -> Callable[..., Any]:
         return value
 
     return answer
+
+
+def uncached_reason(oracle: Callable[..., Any]) -> str | None:
+    """Why ``oracle``'s answers are not kept in the cache folder of the enclosing
+    :func:`check_cache_in` block; None where they are, or where there is no such folder."""
+    if _oracle_folder.path is None:
+        return None
+    identity = oracle_identity(oracle)
+    if isinstance(identity, _Unknown):
+        return f"its answers are not kept between runs: {identity.why}"
+    return None
+
+
+# --- what an oracle is ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Unknown:
+    """Why something an oracle is made of cannot be identified."""
+
+    why: str
+
+
+# Objects nested deeper than this are not identified (a chain of wrappers that deep is
+# taken for a cycle the walk does not see).
+_MAX_DEPTH: Final = 24
+
+
+def oracle_identity(oracle: Callable[..., Any]) -> str | _Unknown:
+    """A digest of what ``oracle`` is, stable between runs; or why it cannot be identified.
+
+    Wrappers are looked through: a ``functools.partial`` is its function and its bound
+    arguments, an ``np.vectorize`` its ``pyfunc`` and options, a ``functools.wraps``
+    wrapper its own code and ``__wrapped__``'s, a bound method its function and its object,
+    an instance with ``__call__`` its class and its attributes, a ufunc its module and
+    name.  A Python function is its module, qualified name and code, the source files of
+    its package (see :func:`_sources_digest`), and the callables it closes over or takes as
+    defaults (its other closure values come from that source).  Unknown: a bound
+    argument that is not numbers, strings, arrays of numbers, containers of them or
+    callables; a function without source files (defined at the interactive prompt); a
+    ufunc made by ``np.frompyfunc``.
+    """
+    parts = _Walk().identify(oracle, 0)
+    if isinstance(parts, _Unknown):
+        return parts
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+class _Walk:
+    """One identification: the objects on the path being walked, to stop at a cycle."""
+
+    def __init__(self) -> None:
+        self._open: set[int] = set()
+
+    def identify(self, fn: Any, depth: int) -> list[str] | _Unknown:
+        if depth > _MAX_DEPTH:
+            return _Unknown(f"{_name(fn)} is wrapped more than {_MAX_DEPTH} levels deep")
+        if id(fn) in self._open:
+            return ["<cycle>"]
+        self._open.add(id(fn))
+        try:
+            return self._identify(fn, depth + 1)
+        finally:
+            self._open.discard(id(fn))
+
+    def _identify(self, fn: Any, depth: int) -> list[str] | _Unknown:
+        if isinstance(fn, functools.partial):
+            bound = [*fn.args, *sorted(fn.keywords.items())]
+            return self._join("partial", self.identify(fn.func, depth), self.value(bound, depth))
+        if isinstance(fn, np.vectorize):
+            options = (fn.otypes, sorted(map(str, fn.excluded)), fn.signature, fn.cache)
+            return self._join("vectorize", repr(options), self.identify(fn.pyfunc, depth))
+        if isinstance(fn, np.ufunc):
+            return _ufunc(fn)
+        if isinstance(fn, types.MethodType):
+            return self._join(
+                "method", self.identify(fn.__func__, depth), self.state(fn.__self__, depth)
+            )
+        if isinstance(fn, types.BuiltinMethodType) and not isinstance(
+            fn.__self__, types.ModuleType | None
+        ):  # a method of an object implemented in C (np.add.reduce)
+            return self._join(f"builtin method {fn.__name__}", self.value(fn.__self__, depth))
+        if isinstance(fn, types.FunctionType | types.BuiltinFunctionType):
+            parts = self._join("function", _code(fn), self._captured(fn, depth))
+        elif isinstance(fn, type):
+            parts = self._join("class", _code(fn))
+        elif callable(fn):  # an instance with __call__: its class's code and its state
+            parts = self._join("instance", self._attributes(fn, depth))
+        else:
+            return _Unknown(f"{_name(fn)} is not callable")
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is not None and not isinstance(parts, _Unknown):
+            return self._join(parts, "wraps", self.identify(wrapped, depth))
+        return parts
+
+    def _captured(self, fn: Any, depth: int) -> list[str] | _Unknown:
+        """The callables a Python function closes over or takes as defaults."""
+        cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or () if _full(c)]
+        defaults = [*(getattr(fn, "__defaults__", None) or ())]
+        defaults += list((getattr(fn, "__kwdefaults__", None) or {}).values())
+        found: list[str] = []
+        for value in (*cells, *defaults):
+            if callable(value) and not isinstance(value, type):
+                got = self.identify(value, depth)
+                if isinstance(got, _Unknown):
+                    return got
+                found += got
+        return found
+
+    def state(self, obj: Any, depth: int) -> list[str] | _Unknown:
+        """An object's class and attributes.  Of an object of an oracle library (NumPy,
+        SciPy, mpmath, whose versions are in the key) the attributes that cannot be keyed
+        are library internals (random states, caches) and are left out."""
+        if id(obj) in self._open:
+            return ["<cycle>"]
+        self._open.add(id(obj))
+        try:
+            return self._attributes(obj, depth)
+        finally:
+            self._open.discard(id(obj))
+
+    def _attributes(self, obj: Any, depth: int) -> list[str] | _Unknown:
+        own = _code(type(obj))
+        if isinstance(own, _Unknown):
+            return own
+        attributes = dict(getattr(obj, "__dict__", {}))
+        for slot in getattr(type(obj), "__slots__", ()):
+            if isinstance(slot, str) and hasattr(obj, slot):
+                attributes[slot] = getattr(obj, slot)
+        library = _top(type(obj).__module__) in _ORACLE_LIBRARIES
+        found = list(own)
+        for name, value in sorted(attributes.items()):
+            got = self.value(value, depth + 1)
+            if isinstance(got, _Unknown):
+                if library:
+                    continue
+                return _Unknown(f"attribute {name!r} of {_name(obj)}: {got.why}")
+            found += [name, *got]
+        return found
+
+    def value(self, value: Any, depth: int) -> list[str] | _Unknown:
+        """A bound value: by type and value; containers item by item; callables by what
+        they are."""
+        if depth > _MAX_DEPTH:
+            return _Unknown(f"a value nested more than {_MAX_DEPTH} levels deep")
+        if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+            return [f"{type(value).__name__}:{value!r}"]
+        if isinstance(value, np.ndarray | np.generic):
+            array = np.asarray(value)
+            if array.dtype.kind not in "biufc":
+                return _Unknown(f"an array of dtype {array.dtype}")
+            data = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+            return [f"{type(value).__name__}:{array.dtype.str}{array.shape}:{data}"]
+        if isinstance(value, enum.Enum):
+            return self._join("enum", _code(type(value)), value.name)
+        if isinstance(value, tuple | list | frozenset | set | dict):
+            items = list(value.items()) if isinstance(value, dict) else list(value)
+            keyed: list[list[str]] = []
+            for item in items:
+                got = self.value(item, depth + 1)
+                if isinstance(got, _Unknown):
+                    return got
+                keyed.append(got)
+            if not isinstance(value, tuple | list):  # no order of their own: by their keys
+                keyed.sort(key="\0".join)
+            return [f"{type(value).__name__}({len(value)})", *(k for got in keyed for k in got)]
+        if isinstance(value, type):
+            return self._join("class", _code(value))
+        if isinstance(value, types.ModuleType):
+            return self._join("module", _code(value))
+        if callable(value):
+            return self.identify(value, depth)
+        return _Unknown(f"{_name(value)} ({type(value).__name__}) cannot be keyed")
+
+    @staticmethod
+    def _join(*parts: str | list[str] | _Unknown) -> list[str] | _Unknown:
+        joined: list[str] = []
+        for part in parts:
+            if isinstance(part, _Unknown):
+                return part
+            joined += [part] if isinstance(part, str) else part
+        return joined
+
+
+def _full(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _name(obj: Any) -> str:
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return repr(name) if isinstance(name, str) else f"a {type(obj).__name__}"
+
+
+def _top(module: str) -> str:
+    return module.partition(".")[0]
+
+
+def _code(obj: Any) -> list[str] | _Unknown:
+    """Where ``obj`` (a function, class or module) is defined: its module and qualified
+    name, its package's sources, and, for a Python function, its code."""
+    module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
+    if isinstance(obj, types.FunctionType):  # functools.wraps copies the wrapped's __module__
+        module = obj.__globals__.get("__name__", module)
+    if not isinstance(module, str):
+        return _Unknown(f"{_name(obj)} names no module")
+    sources = _sources_digest(_top(module))
+    if sources is None:
+        return _Unknown(f"{_name(obj)} is defined in {module}, which has no source files")
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
+    parts = [f"{module}.{name}", sources]
+    code = getattr(obj, "__code__", None)
+    if isinstance(code, types.CodeType):
+        parts.append(_code_digest(code))  # two lambdas of one line differ here
+    return parts
+
+
+def _code_digest(code: types.CodeType) -> str:
+    digest = hashlib.sha256(code.co_code)
+    for const in code.co_consts:
+        text = _code_digest(const) if isinstance(const, types.CodeType) else repr(const)
+        digest.update(text.encode() + b"\0")
+    digest.update(repr((code.co_names, code.co_varnames)).encode())
+    return digest.hexdigest()
+
+
+def _ufunc(fn: np.ufunc) -> list[str] | _Unknown:
+    """A ufunc by its module and name: NumPy's name their module; SciPy's do not, and are
+    found in ``scipy.special``; others (``np.frompyfunc``'s) are unknown."""
+    module = getattr(fn, "__module__", None)
+    if not isinstance(module, str):
+        special = sys.modules.get("scipy.special")
+        module = "scipy.special" if getattr(special, fn.__name__, None) is fn else None
+    if module is None:
+        return _Unknown(f"ufunc {fn.__name__!r} names no module (made by np.frompyfunc?)")
+    sources = _sources_digest(_top(module))
+    if sources is None:
+        return _Unknown(f"ufunc {fn.__name__!r} is defined in {module}, which has no source files")
+    return [f"ufunc {module}.{fn.__name__}", sources]
 
 
 def _digest(key: str, payload: bytes) -> bytes:
@@ -321,24 +573,18 @@ def _keep(path: Path, key: str, value: Any) -> None:
 
 
 def _oracle_key(
-    oracle: Callable[..., Any], label: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+    identity: str, label: str, args: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> str | None:
-    """The key of ``oracle(*args, **kwargs)``'s answer; ``None`` where it cannot have one
-    (arguments other than numbers and arrays of numbers, an oracle without source files)."""
-    module = getattr(oracle, "__module__", None)
-    if not isinstance(module, str):
-        return None
-    sources = _sources_digest(module.partition(".")[0])
-    if sources is None:
-        return None
-    name = getattr(oracle, "__qualname__", None) or getattr(oracle, "__name__", "")
+    """The key of the answer of the oracle ``identity`` names (see :func:`oracle_identity`)
+    to ``(*args, **kwargs)``; ``None`` where it cannot have one (arguments other than
+    numbers and arrays of numbers)."""
     digest = hashlib.sha256()
-    for part in (label, f"{module}.{name}", sources, _library_versions()):
+    for part in (label, identity, _library_versions()):
         digest.update(part.encode() + b"\0")
     for key, option in sorted(kwargs.items()):
         if not isinstance(option, int | float | str | None):
             return None
-        digest.update(f"{key}={option!r}\0".encode())
+        digest.update(f"{key}={type(option).__name__}:{option!r}\0".encode())
     for arg in args:
         array = np.asarray(arg)
         if array.dtype.kind not in "biufc":
@@ -351,9 +597,10 @@ def _oracle_key(
 @functools.cache
 def _sources_digest(top: str) -> str | None:
     """A digest of the Python sources of the top-level package (or module) ``top``: ``""``
-    for the oracle libraries (their versions are in the key), ``None`` where there are no
-    files to read (an oracle defined at the interactive prompt)."""
-    if top in _ORACLE_LIBRARIES:
+    for the oracle libraries and Python's own modules (their versions are in the key),
+    ``None`` where there are no files to read (an oracle defined at the interactive
+    prompt)."""
+    if top in _ORACLE_LIBRARIES or top in sys.stdlib_module_names or top == "builtins":
         return ""
     module = sys.modules.get(top)
     folders = getattr(module, "__path__", None)

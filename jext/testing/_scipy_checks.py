@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import math
@@ -16,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jext.scipy._wrapper import Domain, EdgeCase, ScipyWrapper
-from jext.testing._cache import cached_oracle
+from jext.testing._cache import cached_oracle, uncached_reason
 from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
@@ -37,6 +38,8 @@ __all__ = [
 
 SCIPY_CHECKS: Final = ("values", "edge_cases", "gradients", "jit_vmap")
 """Every check run on a SciPy wrapper, in the order they run."""
+# The checks that ask the oracle (and may read its answers back from the cache).
+_ORACLE_CHECKS: Final = ("values", "edge_cases", "gradients")
 
 _SAMPLES: Final = 2000
 _GRAD_SAMPLES: Final = 16
@@ -564,7 +567,21 @@ def run_scipy_check(
         with np.errstate(all="ignore"):
             return _RUNNERS[check](wrapper, session or _Session(wrapper))
 
-    return guarded(check, run)
+    result = guarded(check, run)
+    if check in _ORACLE_CHECKS and result.status == "pass" and not result.message:
+        note = _cache_note(wrapper)  # shown by `jext check --verbose`
+        if note is not None:
+            result = dataclasses.replace(result, message=f"the oracle: {note}")
+    return result
+
+
+def _cache_note(wrapper: ScipyWrapper) -> str | None:
+    """Why the wrapper's oracle keeps no answers in ``jext check``'s cache, if it does not."""
+    try:
+        oracle = oracle_of(wrapper)
+    except Exception:  # the checks themselves say why the oracle cannot be found
+        return None
+    return uncached_reason(oracle)
 
 
 def start_session(wrapper: ScipyWrapper, pool: Executor) -> _Session:

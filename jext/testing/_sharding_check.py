@@ -10,7 +10,9 @@ in the compiled program where the rule promises none.
 
 from __future__ import annotations
 
+import importlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -21,6 +23,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final
 
+import jax
+import numpy as np
+from jax import tree_util
+
+from jext import _jax
+from jext._registry import get_primitive
+from jext.primitives import _sharding, defined_primitives
 from jext.testing._report import CheckResult
 
 __all__ = ["SHARDING_CHECK", "check_sharding", "sharding_result", "start_sharding_session"]
@@ -132,11 +141,6 @@ def _run(prims: list[Any]) -> dict[str, CheckResult]:
 
 
 def _find(name: str, module: str | None) -> Any:
-    import importlib
-
-    from jext._registry import get_primitive
-    from jext.primitives import defined_primitives
-
     known = defined_primitives().get(name)
     if known is None and module and module != "__main__":
         importlib.import_module(module)
@@ -158,8 +162,6 @@ class _Run:
 
 def _check(prim: Any) -> CheckResult:
     """Every sharded run of ``prim``'s examples: pass, or the first that fails."""
-    from jext.primitives import _sharding
-
     examples = prim.examples()
     if not examples:
         return CheckResult(SHARDING_CHECK, "skip", "the primitive declares no examples")
@@ -200,21 +202,13 @@ def _plan(prim: Any, example: Any) -> list[_Run]:
     """A run per axis of each array operand.  With a sharding rule, an axis of odd size
     is tiled (with every axis of the same factor) until 8 devices divide it; without
     one, only axes that 2, 4 or 8 devices divide are split, and only values compared."""
-    import math
-
-    import jax
-    from jax import tree_util
-
-    from jext import _jax
-    from jext.primitives._sharding import equation_rule
-
     leaves = tree_util.tree_leaves(example.operands)
     avals = [_jax.typeof(x) for x in leaves]
     outs = tree_util.tree_leaves(
         jax.eval_shape(lambda *a: prim(*a, **example.params), *example.operands)
     )
     rules = prim.rules
-    rule = equation_rule(
+    rule = _sharding.equation_rule(
         prim.name,
         rules.sharding,
         elementwise=rules.batching_kind == "elementwise",
@@ -247,12 +241,6 @@ def _plan(prim: Any, example: Any) -> list[_Run]:
 
 
 def _sharded_run(prim: Any, example: Any, run: _Run) -> tuple[str | None, float]:
-    import jax
-    import numpy as np
-    from jax import tree_util
-
-    from jext import _jax
-
     leaves, tree = tree_util.tree_flatten(example.operands)
     for j, axis, repeats in run.tiles:
         leaves[j] = np.concatenate([np.asarray(leaves[j])] * repeats, axis=axis)
@@ -291,8 +279,6 @@ def _sharded_run(prim: Any, example: Any, run: _Run) -> tuple[str | None, float]
 
 
 def _error(got: Any, want: Any) -> float:
-    import numpy as np
-
     if got.dtype.kind not in "fc":
         return 0.0 if np.array_equal(got, want) else float("inf")
     diff = np.abs(got.astype(np.complex128) - want.astype(np.complex128))
@@ -301,8 +287,6 @@ def _error(got: Any, want: Any) -> float:
 
 
 def _close(got: Any, want: Any) -> bool:
-    import numpy as np
-
     if got.dtype.kind not in "fc":
         return bool(np.array_equal(got, want))
     rtol = {2: 1e-2, 4: 2e-5, 8: 1e-12, 16: 1e-12}.get(

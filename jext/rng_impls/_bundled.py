@@ -1,27 +1,24 @@
-"""jext's own RNG implementations, registered through the same hook any plugin implements.
+"""jext's own RNG implementations, and the published known answers each reproduces.
 
-This module is jext's core plugin ``jext-rng`` (owning the namespace ``jext``): the
-registry loads it whatever the plugin switches say, with no entry point.  The vectors
-below are the published known answers each implementation reproduces (``jext check``
-verifies them).
+The core plugin ``jext-rng`` (``jext/_bundled_rng_plugin.py``, in the plugin layer)
+registers them under the namespace ``jext``; ``jext check`` verifies the known answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any
 
 import jax
 import numpy as np
 
-from jext.hookspecs import hookimpl
 from jext.rng_impls._chacha20 import CHACHA20_RNG, chacha20_key_data
 from jext.rng_impls._common import CounterRng
 from jext.rng_impls._impl import KnownAnswer, RngImpl
 from jext.rng_impls._philox4x64 import PHILOX4X64_RNG, philox4x64_key_data
 from jext.rng_impls._threefry4x64 import THREEFRY4X64_RNG, threefry4x64_key_data
 
-__all__ = ["CHACHA20", "PHILOX4X64", "THREEFRY4X64", "jext_register_rng_impls"]
+__all__ = ["CHACHA20", "PHILOX4X64", "THREEFRY4X64"]
 
 _RANDOM123 = "Random123 known-answer vectors (kat_vectors)"
 
@@ -136,15 +133,3 @@ THREEFRY4X64 = _impl(
     bit_exact_with="Random123 threefry4x64_20",
     known_answers=_block_answers(_THREEFRY4X64_20, threefry4x64_key_data, _RANDOM123),
 )
-
-
-class _RngRegistrar(Protocol):
-    """What this hook uses of ``jext.RngImplRegistrar`` (the core never imports the registry)."""
-
-    def add(self, impl: RngImpl, /) -> None: ...
-
-
-@hookimpl
-def jext_register_rng_impls(registrar: _RngRegistrar) -> None:
-    for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64):
-        registrar.add(impl)
