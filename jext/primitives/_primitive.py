@@ -329,7 +329,7 @@ class Primitive(Generic[P, R]):
             key = (in_tree, tuple(typed_key(v) for v in params.values()))
             call = self._calls.get(key)
         except TypeError:
-            sig.check_hashable(params)
+            self._core.check_hashable(params)
             raise
         if call is None:
             prepared = self._prepare_call(in_tree, flat, params)
