@@ -118,33 +118,41 @@ KEY_CASES: dict[str, tuple[Any, Any, Any, Callable[[jax.Array, Any], jax.Array]]
     "NamedTuples of two types": (np.float32, Scale(2.0), Shift(2.0), _scale_or_shift),
     "a NamedTuple of 2 and of 2.0": (np.int32, Scale(2), Scale(2.0), _scale_or_shift),
     "a dataclass of 0.0 and of -0.0": (
-        np.float32, Factor(0.0), Factor(-0.0), lambda x, how: x * how.value
+        np.float32,
+        Factor(0.0),
+        Factor(-0.0),
+        lambda x, how: x * how.value,
     ),
-    "a dataclass of 2 and of 2.0": (
-        np.int32, Factor(2), Factor(2.0), lambda x, how: x * how.value
-    ),
+    "a dataclass of 2 and of 2.0": (np.int32, Factor(2), Factor(2.0), lambda x, how: x * how.value),
     "a dataclass of True and of 1": (
-        np.float16, Factor(True), Factor(1), lambda x, how: x * how.value
+        np.float16,
+        Factor(True),
+        Factor(1),
+        lambda x, how: x * how.value,
     ),
     "nested dataclasses": (
-        np.float32, Nested(Factor(0.0)), Nested(Factor(-0.0)), lambda x, how: x * how.inner.value
+        np.float32,
+        Nested(Factor(0.0)),
+        Nested(Factor(-0.0)),
+        lambda x, how: x * how.inner.value,
     ),
     "a tuple of dataclasses": (
-        np.int32, (Factor(2),), (Factor(2.0),), lambda x, how: x * how[0].value
+        np.int32,
+        (Factor(2),),
+        (Factor(2.0),),
+        lambda x, how: x * how[0].value,
     ),
-    "an attrs-like record": (
-        np.int32, AttrsLike(2), AttrsLike(2.0), lambda x, how: x * how.value
-    ),
+    "an attrs-like record": (np.int32, AttrsLike(2), AttrsLike(2.0), lambda x, how: x * how.value),
     "enums": (np.float32, (Op.SCALE, 3.0), (Op.SHIFT, 3.0), _op),
     "frozensets": (
-        np.int32, frozenset({2, 3}), frozenset({2.0, 3.0}), lambda x, how: x * sum(sorted(how))
+        np.int32,
+        frozenset({2, 3}),
+        frozenset({2.0, 3.0}),
+        lambda x, how: x * sum(sorted(how)),
     ),
     "callables": (np.float32, jnp.negative, jnp.abs, lambda x, how: how(x)),
-    "objects with a coarse ==": (
-        np.float32, Loose(2.0), Loose(3.0), lambda x, how: x * how.value
-    ),
+    "objects with a coarse ==": (np.float32, Loose(2.0), Loose(3.0), lambda x, how: x * how.value),
 }
-
 
 
 def _primitive(name: str, fn: Callable[[jax.Array, Any], jax.Array]) -> jext.Primitive[..., Any]:
