@@ -352,7 +352,7 @@ class Primitive(Generic[P, R]):
         params: dict[str, Any],
     ) -> Any:
         """A call whose reference closed over traced values: bind the closure twin."""
-        closure = Closure(found.jaxpr, len(found.values), in_tree, found.out_tree, params)
+        closure = Closure(found.jaxpr, found.values, in_tree, found.out_tree, params)
         return self._closure_twin()(tuple(found.values), *flat, closure=closure)
 
     def _closure_twin(self) -> Primitive[..., Any]:
