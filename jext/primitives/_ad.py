@@ -263,12 +263,18 @@ def _jvp_of_forward_half(
 ) -> tuple[list[Any], list[Any]]:
     # Higher-order derivatives of the default JVP: the forward half keeps its equation
     # (so platform rules still compute its results); its tangent is the JVP of its jaxpr.
-    outs = core.bind(form, *primals)
     per_example = unbatched_avals([_jax.typeof(p) for p in primals], form.levels)
     forward = linearized(core, form.base, per_example).forward
     masks = [mask for _, mask, _, _ in form.levels]
     fn = over_levels(_jax.jaxpr_as_fun(forward), form.levels, masks)
-    _, touts = jax.jvp(fn, tuple(primals), tuple(_jax.instantiate_zeros(t) for t in tangents))
+    tans = tuple(_jax.instantiate_zeros(t) for t in tangents)
+    if _jax.side_effects(forward):
+        # The JVP computes the results too: binding the equation as well would run the
+        # reference's effects (a jax.debug.print) twice, where JAX runs them once.
+        results, touts = jax.jvp(fn, tuple(primals), tans)
+        return list(results), list(touts)
+    outs = core.bind(form, *primals)
+    _, touts = jax.jvp(fn, tuple(primals), tans)
     return outs, list(touts)
 
 
