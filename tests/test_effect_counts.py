@@ -154,3 +154,37 @@ def test_a_batching_rule_runs_effects_as_custom_vmap(pair: tuple[str, ...]) -> N
         # and its derivatives without effects.
         want = 1
     assert _calls_of(with_batching, pair) == want
+
+
+def _scaled(x: jax.Array, s: jax.Array) -> jax.Array:
+    jax.debug.callback(_count, s)
+    return x * jnp.sin(s)
+
+
+@jext.primitive("effect_counts.linear")
+def linear(x: jax.Array, s: jax.Array, /) -> jax.Array:
+    return _scaled(x, s)
+
+
+linear.def_transpose(lambda ct, x, s: (ct * jnp.sin(s), None), linear_in=[0])
+
+X3 = jnp.arange(1.0, 4.0)
+LINEAR_CASES: dict[str, Callable[[Callable[..., Any]], Any]] = {
+    "grad in s": lambda f: jax.grad(lambda s: f(X3, s).sum())(0.7),
+    "grad in both": lambda f: jax.grad(lambda x, s: f(x, s).sum(), (0, 1))(X3, 0.7),
+    "jit(grad in s)": lambda f: jax.jit(jax.grad(lambda s: f(X3, s).sum()))(0.7),
+    "vmap(grad in s)": lambda f: jax.vmap(jax.grad(lambda s: f(X3, s).sum()))(X3),
+    "grad(grad in s)": lambda f: jax.grad(jax.grad(lambda s: f(X3, s).sum()))(0.7),
+}
+@pytest.mark.parametrize("case", list(LINEAR_CASES))
+def test_a_linear_primitive_differentiated_in_another_operand_runs_effects_as_inline(
+    case: str,
+) -> None:
+    # Its JVP in the operand it is not linear in recomputes no result, so no effect.
+    counts = []
+    for f in (_scaled, linear):
+        _calls[0] = 0
+        jax.block_until_ready(LINEAR_CASES[case](f))
+        jax.effects_barrier()
+        counts.append(_calls[0])
+    assert counts[0] == counts[1], counts

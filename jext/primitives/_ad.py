@@ -24,6 +24,7 @@ from jext.primitives._batching import over_levels
 from jext.primitives._closure import closed_over_error, closed_over_tangents
 from jext.primitives._core import Core, Form, as_value, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
+from jext.primitives._links import jvp_tangents
 from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
 from jext.primitives._vjp import vjp_jvp
 
@@ -220,8 +221,11 @@ def _linear_jvp(
     if others:
         closed, _ = trace_reference(core, form.plain, [_jax.typeof(p) for p in primals])
         in_others = _in_some(_jax.jaxpr_as_fun(closed), primals, others)
-        _, extra = jax.jvp(
-            in_others, tuple(primals[i] for i in others), tuple(tangents[i] for i in others)
+        # The results came from the equation above: its effects do not run again here.
+        extra = jvp_tangents(
+            in_others,
+            [primals[i] for i in others],
+            [_jax.instantiate_zeros(tangents[i]) for i in others],
         )
         tangent_outs = (
             list(extra)
