@@ -222,3 +222,30 @@ def test_a_mutable_container_in_a_record_is_refused_naming_the_param() -> None:
     message = str(info.value)
     assert "static_params.holder" in message and "'h'" in message
     assert "list is mutable" in message and "pass a tuple" in message
+
+
+def test_equal_values_share_one_trace_and_identity_keyed_objects_do_not() -> None:
+    traces: list[Any] = []
+
+    @jext.primitive("static_params.traced")
+    def traced(x: jax.Array, /, *, how: Any) -> jax.Array:
+        traces.append(how)  # runs when the reference is traced
+        return x + 1.0
+
+    x = jnp.ones(2)
+    makers = {
+        "a NamedTuple": lambda: Scale(2.0),
+        "a dataclass": lambda: Nested(Factor(-0.0)),
+        "a frozenset": lambda: frozenset({1, 2.0}),
+        "a PartitionSpec": lambda: jax.sharding.PartitionSpec("x", None),
+        "a dtype": lambda: np.dtype("float32"),
+    }
+    for what, make in makers.items():
+        traced(x, how=make())
+        first = len(traces)
+        traced(x, how=make())  # an equal value, made again: no new trace
+        assert len(traces) == first, what
+    traced(x, how=Loose(1.0))
+    first = len(traces)
+    traced(x, how=Loose(1.0))  # equal by its own ==, but another object: traced again
+    assert len(traces) > first

@@ -32,6 +32,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar, final
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
@@ -141,6 +142,9 @@ _EXACT: Final[frozenset[type]] = frozenset(
     {bool, int, str, bytes, type(None), type(Ellipsis), type(NotImplemented)}
     # A bound method is equal to another binding the same function to the same object.
     | {types.MethodType, types.BuiltinMethodType, types.MethodWrapperType}
+    # JAX's shape and sharding descriptions compare every field that changes a program.
+    | {jax.ShapeDtypeStruct, jax.sharding.PartitionSpec, jax.sharding.NamedSharding}
+    | {jax.sharding.Mesh, jax.sharding.AbstractMesh}
 )
 
 
@@ -155,7 +159,8 @@ def typed_key(value: Any) -> Hashable:
       (a frozenset's in no order);
     - a record (a dataclass, an ``attrs`` class): the keys of its fields, by name;
     - an enum member: its name;
-    - a bool, int, str, bytes, None, NumPy dtype or scalar, bound method: its value;
+    - a bool, int, str, bytes, None, NumPy dtype or scalar, bound method, and JAX's
+      ``ShapeDtypeStruct``, ``PartitionSpec``, ``NamedSharding``, ``Mesh``: its value;
     - anything else (a function, a class, an object): the object itself (its identity),
       so two objects that compare equal by their own ``__eq__`` are two keys.
 
