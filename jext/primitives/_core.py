@@ -191,7 +191,7 @@ def typed_key(value: Any) -> Hashable:
             f"a {kind.__name__} is mutable: its contents may change after the call; pass a "
             "tuple (or a frozenset) instead"
         )
-    if kind.__eq__ is object.__eq__:  # equal only to itself already
+    if all("__eq__" not in vars(k) for k in kind.__mro__[:-1]):  # equal only to itself
         return (kind, value)
     return (kind, _Identity(value))
 
