@@ -185,7 +185,9 @@ def typed_key(value: Any) -> Hashable:
         return (kind, typed_key(value.start), typed_key(value.stop), typed_key(value.step))
     names = _field_names(value)
     if names is not None:
-        return (kind, tuple((name, typed_key(getattr(value, name))) for name in names))
+        # A field never set (``field(init=False)``) is keyed as unset.
+        fields = ((name, getattr(value, name, _UNSET)) for name in names)
+        return (kind, tuple((name, typed_key(v)) for name, v in fields))
     if isinstance(value, list | dict | set | bytearray):
         raise UnkeyableError(
             f"a {kind.__name__} is mutable: its contents may change after the call; pass a "
@@ -194,6 +196,9 @@ def typed_key(value: Any) -> Hashable:
     if all("__eq__" not in vars(k) for k in kind.__mro__[:-1]):  # equal only to itself
         return (kind, value)
     return (kind, _Identity(value))
+
+
+_UNSET: Final = object()
 
 
 def _field_names(value: object) -> tuple[str, ...] | None:
