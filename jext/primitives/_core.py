@@ -144,7 +144,7 @@ _EXACT: Final[frozenset[type]] = frozenset(
     | {types.MethodType, types.BuiltinMethodType, types.MethodWrapperType}
     # JAX's shape and sharding descriptions compare every field that changes a program.
     | {jax.ShapeDtypeStruct, jax.sharding.PartitionSpec, jax.sharding.NamedSharding}
-    | {jax.sharding.Mesh, jax.sharding.AbstractMesh}
+    | {jax.sharding.Mesh}
 )
 
 
