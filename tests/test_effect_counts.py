@@ -176,6 +176,8 @@ LINEAR_CASES: dict[str, Callable[[Callable[..., Any]], Any]] = {
     "vmap(grad in s)": lambda f: jax.vmap(jax.grad(lambda s: f(X3, s).sum()))(X3),
     "grad(grad in s)": lambda f: jax.grad(jax.grad(lambda s: f(X3, s).sum()))(0.7),
 }
+
+
 @pytest.mark.parametrize("case", list(LINEAR_CASES))
 def test_a_linear_primitive_differentiated_in_another_operand_runs_effects_as_inline(
     case: str,
