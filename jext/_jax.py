@@ -656,6 +656,28 @@ def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | 
     return ClosedJaxpr(hoisted, consts), values
 
 
+def drop_unused_effects(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` without the equations none of its results need, effectful ones too.
+
+    For a jaxpr that recomputes what an equation already computed (the primal part of a
+    derivative whose primal results come from the primitive's own equation): its
+    effects (a ``jax.debug.print``) ran there and must not run again.  Equations whose
+    results are used stay, whatever their effects.
+    """
+    jaxpr = closed.jaxpr
+    used = {v for v in jaxpr.outvars if isinstance(v, _core.Var)}
+    kept: list[Any] = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in used for v in eqn.outvars):
+            kept.append(eqn)
+            used.update(v for v in eqn.invars if isinstance(v, _core.Var))
+    if len(kept) == len(jaxpr.eqns):
+        return closed
+    kept.reverse()
+    effects = _core.join_effects(*(eqn.effects for eqn in kept))
+    return ClosedJaxpr(jaxpr.replace(eqns=kept, effects=effects), closed.consts)
+
+
 def split_linearized(
     jvp_jaxpr: ClosedJaxpr, n_primals: int, n_outs: int
 ) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:

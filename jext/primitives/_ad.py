@@ -24,6 +24,7 @@ from jext.primitives._batching import over_levels
 from jext.primitives._closure import closed_over_error, closed_over_tangents
 from jext.primitives._core import Core, Form, as_value, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
+from jext.primitives._links import jvp_tangents
 from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
 from jext.primitives._vjp import vjp_jvp
 
@@ -220,8 +221,11 @@ def _linear_jvp(
     if others:
         closed, _ = trace_reference(core, form.plain, [_jax.typeof(p) for p in primals])
         in_others = _in_some(_jax.jaxpr_as_fun(closed), primals, others)
-        _, extra = jax.jvp(
-            in_others, tuple(primals[i] for i in others), tuple(tangents[i] for i in others)
+        # The results came from the equation above: its effects do not run again here.
+        extra = jvp_tangents(
+            in_others,
+            [primals[i] for i in others],
+            [_jax.instantiate_zeros(tangents[i]) for i in others],
         )
         tangent_outs = (
             list(extra)
@@ -263,12 +267,18 @@ def _jvp_of_forward_half(
 ) -> tuple[list[Any], list[Any]]:
     # Higher-order derivatives of the default JVP: the forward half keeps its equation
     # (so platform rules still compute its results); its tangent is the JVP of its jaxpr.
-    outs = core.bind(form, *primals)
     per_example = unbatched_avals([_jax.typeof(p) for p in primals], form.levels)
     forward = linearized(core, form.base, per_example).forward
     masks = [mask for _, mask, _, _ in form.levels]
     fn = over_levels(_jax.jaxpr_as_fun(forward), form.levels, masks)
-    _, touts = jax.jvp(fn, tuple(primals), tuple(_jax.instantiate_zeros(t) for t in tangents))
+    tans = tuple(_jax.instantiate_zeros(t) for t in tangents)
+    if _jax.side_effects(forward):
+        # The JVP computes the results too: binding the equation as well would run the
+        # reference's effects (a jax.debug.print) twice, where JAX runs them once.
+        results, touts = jax.jvp(fn, tuple(primals), tans)
+        return list(results), list(touts)
+    outs = core.bind(form, *primals)
+    _, touts = jax.jvp(fn, tuple(primals), tans)
     return outs, list(touts)
 
 

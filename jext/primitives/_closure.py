@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, final
 
+import jax
 import jax.numpy as jnp
 from jax import tree_util
 
@@ -56,18 +57,30 @@ class Closure:
     Equal only to itself: each call that closes over traced values has its own.
     """
 
-    __slots__ = ("__weakref__", "in_tree", "jaxpr", "n_hidden", "out_tree", "params")
+    __slots__ = (
+        "__weakref__",
+        "hidden_ids",
+        "in_tree",
+        "jaxpr",
+        "n_hidden",
+        "out_tree",
+        "params",
+    )
 
     def __init__(
         self,
         jaxpr: _jax.ClosedJaxpr,
-        n_hidden: int,
+        hidden: Sequence[Any],
         in_tree: Any,
         out_tree: Any,
         params: dict[str, Any],
     ) -> None:
         self.jaxpr = jaxpr
-        self.n_hidden = n_hidden
+        self.n_hidden = len(hidden)
+        # The traced values themselves are not kept (they belong to the caller's trace):
+        # their ids tell a lowering rule's closed-over values apart.  Each stays alive, and
+        # its id its own, while the reference that closes over it does.
+        self.hidden_ids = tuple(id(v) for v in hidden)
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.params = params
@@ -118,7 +131,7 @@ def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
     if rules.batching is not None and rules.batching_kind == "custom":
         out["batching"] = _twin_batching(name, rules.batching)
     out["lowerings"] = {
-        platform: _twin_lowering(entry)
+        platform: _twin_lowering(name, entry)
         for platform, entry in rules.lowerings.items()
         if entry.rule is not None
     }
@@ -185,7 +198,7 @@ def _twin_batching(name: str, rule: Rule) -> Callable[..., Any]:
     return batching
 
 
-def _twin_lowering(entry: LoweringEntry) -> tuple[Callable[..., Any], bool]:
+def _twin_lowering(name: str, entry: LoweringEntry) -> tuple[Callable[..., Any], bool]:
     rule = entry.rule
     assert rule is not None
     if entry.raw:
@@ -195,8 +208,39 @@ def _twin_lowering(entry: LoweringEntry) -> tuple[Callable[..., Any], bool]:
 
         return _labelled(raw, rule.fn), True
 
-    def traceable(hidden: Any, *leaves: Any, closure: Closure) -> Any:
-        return rule(*leaves, params=closure.params)
+    def traceable(hidden: Sequence[Any], *leaves: Any, closure: Closure) -> Any:
+        # The rule may close over the traced values the reference closes over (defined in
+        # the same traced function); while lowering, those are the hidden operands.
+        store: list[Any] = []
+
+        def flat(*xs: Any) -> list[Any]:
+            out, tree = tree_util.tree_flatten(rule(*xs, params=closure.params))
+            store[:] = [tree]
+            return out
+
+        try:
+            closed = _jax.trace_avals(flat, [_jax.typeof(x) for x in leaves])
+        except jax.errors.UnexpectedTracerError as err:  # a finished vmap's value
+            raise RuleError(
+                f"lowering rule {entry.label!r} of primitive {name!r} closes over a value "
+                "batched by an enclosing vmap, which a lowering rule cannot see (it lowers "
+                "one example); pass that value as an operand"
+            ) from err
+        hoisted = _jax.hoist_traced_consts(closed)
+        if hoisted is None:
+            outs = _jax.eval_jaxpr(closed, *leaves)
+        else:
+            jaxpr, values = hoisted
+            where = {h: i for i, h in enumerate(closure.hidden_ids)}
+            if any(id(v) not in where for v in values):
+                raise RuleError(
+                    f"lowering rule {entry.label!r} of primitive {name!r} closes over a "
+                    "traced value its reference does not use: a lowering rule can use only "
+                    "the traced values the reference closes over (they become hidden "
+                    "operands); use that value in the reference too, or pass it as an operand"
+                )
+            outs = _jax.eval_jaxpr(jaxpr, *(hidden[where[id(v)]] for v in values), *leaves)
+        return tree_util.tree_unflatten(store[0], outs)
 
     return _labelled(traceable, rule.fn), False
 

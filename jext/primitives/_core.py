@@ -21,20 +21,24 @@ whose names start with ``jext_``:
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import struct
 import threading
+import types
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar, final
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
+from jext._errors import RuleError, StaticParamError
 from jext.primitives._rules import Rules
 from jext.primitives._signature import RESERVED_PARAM_PREFIX, OperandSignature
 
@@ -50,6 +54,7 @@ __all__ = [
     "Link",
     "LruCache",
     "StaticParam",
+    "UnkeyableError",
     "describe",
     "flat_tree",
     "typed_key",
@@ -112,22 +117,100 @@ class LruCache(Generic[K, V]):
             self._data.clear()
 
 
-def typed_key(value: Any) -> Hashable:
-    """``value`` as a cache key in which ``2``, ``2.0`` and ``True`` differ.
+class UnkeyableError(TypeError):
+    """A static param holds a value no cache key can stand for (a mutable container)."""
 
-    Floating-point numbers (and complex ones) are keyed by their bits: ``-0.0`` and
-    ``0.0`` are equal numbers with different results (``x / -0.0``), and a nan, unequal
-    to itself, would miss every cache; by its bits each nan payload is one key.
+
+@final
+class _Identity:
+    """A key equal only to itself: the value it holds (kept alive, so its id is not reused)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+# Types whose ``==`` tells apart every two values that can behave differently.
+_EXACT: Final[frozenset[type]] = frozenset(
+    {bool, int, str, bytes, type(None), type(Ellipsis), type(NotImplemented)}
+    # A bound method is equal to another binding the same function to the same object.
+    | {types.MethodType, types.BuiltinMethodType, types.MethodWrapperType}
+    # JAX's shape and sharding descriptions compare every field that changes a program.
+    | {jax.ShapeDtypeStruct, jax.sharding.PartitionSpec, jax.sharding.NamedSharding}
+    | {jax.sharding.Mesh}
+)
+
+
+def typed_key(value: Any) -> Hashable:
+    """``value`` as a cache key that is equal only for values that behave the same.
+
+    The key of a value is its type and:
+
+    - a float or complex number (Python's or NumPy's): its bits, so ``-0.0`` and ``0.0``
+      differ (``x / -0.0``) and a nan, unequal to itself, is one key per payload;
+    - a tuple (a ``NamedTuple`` too), a frozenset, a ``slice``: the keys of its elements
+      (a frozenset's in no order);
+    - a record (a dataclass, an ``attrs`` class): the keys of its fields, by name;
+    - an enum member: its name;
+    - a bool, int, str, bytes, None, NumPy dtype or scalar, bound method, and JAX's
+      ``ShapeDtypeStruct``, ``PartitionSpec``, ``NamedSharding``, ``Mesh``: its value;
+    - anything else (a function, a class, an object): the object itself (its identity),
+      so two objects that compare equal by their own ``__eq__`` are two keys.
+
+    So ``2``, ``2.0`` and ``True`` differ at any depth, as do ``Swish(1)`` and ``Gelu(1)``
+    of two ``NamedTuple`` types.  Raises :class:`UnkeyableError` for a mutable container
+    (a list, dict or set) inside a record: its contents may change after the call.
     """
-    if isinstance(value, tuple):
-        return (tuple, tuple(typed_key(v) for v in value))
-    if isinstance(value, frozenset):
-        return (frozenset, frozenset(typed_key(v) for v in value))
+    kind = type(value)
+    if kind in _EXACT or isinstance(value, np.dtype):
+        return (kind, value)
+    if isinstance(value, enum.Enum):  # before int and str: an IntEnum member is an int
+        return (kind, value.name)
     if isinstance(value, float | complex):
-        return (type(value), struct.pack("<2d", value.real, value.imag))
-    if isinstance(value, np.inexact):
-        return (type(value), value.tobytes())
-    return (type(value), value)
+        return (kind, struct.pack("<2d", value.real, value.imag))
+    if isinstance(value, np.generic):
+        return (kind, value.dtype.str, value.tobytes())
+    if isinstance(value, tuple):
+        return (kind, tuple(typed_key(v) for v in value))
+    if isinstance(value, frozenset):
+        return (kind, frozenset(typed_key(v) for v in value))
+    if isinstance(value, slice):
+        return (kind, typed_key(value.start), typed_key(value.stop), typed_key(value.step))
+    names = _field_names(value)
+    if names is not None:
+        # A field never set (``field(init=False)``) is keyed as unset.
+        fields = ((name, getattr(value, name, _UNSET)) for name in names)
+        return (kind, tuple((name, typed_key(v)) for name, v in fields))
+    if isinstance(value, list | dict | set | bytearray):
+        raise UnkeyableError(
+            f"a {kind.__name__} is mutable: its contents may change after the call; pass a "
+            "tuple (or a frozenset) instead"
+        )
+    if all("__eq__" not in vars(k) for k in kind.__mro__[:-1]):  # equal only to itself
+        return (kind, value)
+    return (kind, _Identity(value))
+
+
+_UNSET: Final = object()
+
+
+def _field_names(value: object) -> tuple[str, ...] | None:
+    """The field names of a dataclass or ``attrs`` instance; None for anything else."""
+    if isinstance(value, type):
+        return None
+    if dataclasses.is_dataclass(value):
+        return tuple(f.name for f in dataclasses.fields(value))
+    attrs = getattr(type(value), "__attrs_attrs__", None)
+    if attrs is not None:
+        return tuple(str(a.name) for a in attrs)
+    return None
 
 
 @final
@@ -149,7 +232,10 @@ class StaticParam:
         if isinstance(other, StaticParam):
             return self._key == other._key
         # Equal to the bare value of the same type, so ``eqn.params["beta"] == 2.0`` holds.
-        return bool(self._key == typed_key(other))
+        try:
+            return bool(self._key == typed_key(other))
+        except UnkeyableError:
+            return False
 
     def __hash__(self) -> int:
         return hash(self._key)
@@ -268,7 +354,15 @@ class Core:
         return parse_form(bind_params, n_operands)
 
     def check_hashable(self, params: Mapping[str, Any]) -> None:
+        """Raise StaticParamError naming the first param that is unhashable or unkeyable."""
         self.signature.check_hashable(params)
+        for name, value in params.items():
+            try:
+                typed_key(value)
+            except UnkeyableError as err:
+                raise StaticParamError(
+                    f"{self.name}(): static parameter {name!r} cannot key a cache: {err}"
+                ) from None
 
     # --- results -----------------------------------------------------------------------
 

@@ -11,13 +11,28 @@ from jext import _jax
 from jext._errors import TransposeError
 from jext.primitives._core import Link
 
-__all__ = ["apply_chain"]
+__all__ = ["apply_chain", "jvp_tangents"]
 
 Flat = Callable[..., list[Any]]
 
 
 def _zero_tangent(x: Any) -> Any:
     return _jax.instantiate_zeros(_jax.make_zero(_jax.typeof(x)))
+
+
+def jvp_tangents(fn: Flat, primals: Sequence[Any], tangents: Sequence[Any]) -> list[Any]:
+    """The tangents of ``fn``'s results at ``primals``, without the effects of computing
+    its results: the caller has those from an equation that ran them once, as JAX does.
+    """
+    n = len(primals)
+
+    def tangents_of(*xs: Any) -> list[Any]:
+        _, touts = jax.jvp(lambda *p: list(fn(*p)), tuple(xs[:n]), tuple(xs[n:]))
+        return list(touts)
+
+    args = [*primals, *tangents]
+    closed = _jax.trace_avals(tangents_of, [_jax.typeof(x) for x in args])
+    return _jax.eval_jaxpr(_jax.drop_unused_effects(closed), *args)
 
 
 def _jvp_link(prev: Flat, active: Sequence[bool]) -> Flat:
@@ -28,8 +43,7 @@ def _jvp_link(prev: Flat, active: Sequence[bool]) -> Flat:
         tangents = [
             next(given) if a else _zero_tangent(p) for p, a in zip(primals, active, strict=True)
         ]
-        _, touts = jax.jvp(lambda *p: list(prev(*p)), tuple(primals), tuple(tangents))
-        return list(touts)
+        return jvp_tangents(prev, primals, tangents)
 
     return jvp
 

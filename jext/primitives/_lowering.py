@@ -94,7 +94,7 @@ def _lower(
     if not raw:
         key = ("lower", platform, form.key(), tuple(avals), _jax.trace_context())
         closed = core.traces.get_or_make(
-            key, lambda: _jax.trace_avals(form_function(core, form, entry, platform), avals)
+            key, lambda: _traced_rule(core, form, entry, platform, avals)
         )
         called = _jax.ffi_call_targets(closed)
         _RULE_FFI_TARGETS.update(called)
@@ -123,6 +123,23 @@ def _lower(
             return _emit_raw(entry, ctx, values, form)
         closed = _jax.trace_avals(form_function(core, form, entry, platform), avals)
     return _jax.lower_jaxpr(ctx, closed, *values)
+
+
+def _traced_rule(
+    core: Core, form: Form, entry: LoweringEntry, platform: str | None, avals: Sequence[Any]
+) -> _jax.ClosedJaxpr:
+    closed = _jax.trace_avals(form_function(core, form, entry, platform), avals)
+    if _jax.hoist_traced_consts(closed) is not None:
+        # A value of the traced function that defined the primitive, which XLA cannot
+        # embed; a closure twin's rules see the values its reference closes over.
+        label = "reference" if entry.rule is None else f"lowering rule {entry.label!r}"
+        raise RuleError(
+            f"the {label} of primitive {core.name!r} closes over a traced value (the "
+            "primitive is defined inside jit, vmap or grad) that its reference does not "
+            "use: a lowering rule can use only the traced values the reference closes "
+            "over; use that value in the reference too, or pass it as an operand"
+        )
+    return closed
 
 
 def _emit_raw(entry: LoweringEntry, ctx: Any, values: Sequence[Any], form: Form) -> list[Any]:

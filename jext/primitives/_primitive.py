@@ -329,7 +329,7 @@ class Primitive(Generic[P, R]):
             key = (in_tree, tuple(typed_key(v) for v in params.values()))
             call = self._calls.get(key)
         except TypeError:
-            sig.check_hashable(params)
+            self._core.check_hashable(params)
             raise
         if call is None:
             prepared = self._prepare_call(in_tree, flat, params)
@@ -352,7 +352,7 @@ class Primitive(Generic[P, R]):
         params: dict[str, Any],
     ) -> Any:
         """A call whose reference closed over traced values: bind the closure twin."""
-        closure = Closure(found.jaxpr, len(found.values), in_tree, found.out_tree, params)
+        closure = Closure(found.jaxpr, found.values, in_tree, found.out_tree, params)
         return self._closure_twin()(tuple(found.values), *flat, closure=closure)
 
     def _closure_twin(self) -> Primitive[..., Any]:

@@ -3,6 +3,7 @@ wired through ``def_vjp``, held to a plain-JAX ``custom_vjp`` of the same kernel
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -10,14 +11,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jext_example_native import _pallas, layer_norm, layer_norm_bwd, layer_norm_fwd
+from jext_example_native import (
+    _pallas,
+    layer_norm,
+    layer_norm_bwd,
+    layer_norm_bwd_rows,
+    layer_norm_fwd,
+)
 
 import jext
 import jext.lowering
 import jext.testing
+from tests.host_devices import run_on_four_cpus
 
-# 20 rows: more than one 8-row block, so the backward kernel's per-block sums of dw and db
-# are added up; 6 columns, padded to 128 in the kernels.
+# 20 rows: more than one 8-row block, so the kernels run several programs; 6 columns,
+# padded to 128 in the kernels.
 X = np.random.default_rng(0).standard_normal((4, 5, 6), dtype=np.float32)
 W = np.linspace(0.5, 2.0, 6, dtype=np.float32)
 B = np.linspace(-0.3, 0.3, 6, dtype=np.float32)
@@ -33,7 +41,9 @@ def _twin() -> Callable[..., Any]:
         return y, (x, w, mean, rstd)
 
     def bwd(res: Any, ct: Any) -> Any:
-        return _pallas.layer_norm_bwd_interpret(*res, ct)
+        dx, dw_rows = _pallas.layer_norm_bwd_rows_interpret(*res, ct)
+        rows = tuple(range(ct.ndim - 1))
+        return dx, jnp.sum(dw_rows, axis=rows), jnp.sum(ct, axis=rows)
 
     twin = jax.custom_vjp(lambda x, w, b: fwd(x, w, b)[0])
     twin.defvjp(fwd, bwd)
@@ -116,13 +126,13 @@ def test_exports_for_cuda_and_tpu_call_the_pallas_kernels() -> None:
     assert cuda.rules == {
         "cuda": {
             "native.layer_norm_fwd": "layer_norm_fwd_triton",
-            "native.layer_norm_bwd": "layer_norm_bwd_triton",
+            "native.layer_norm_bwd": "_layer_norm_bwd_by_rows_kernel",
         }
     }
     assert tpu.rules == {
         "tpu": {
             "native.layer_norm_fwd": "layer_norm_fwd_mosaic_tpu",
-            "native.layer_norm_bwd": "layer_norm_bwd_mosaic_tpu",
+            "native.layer_norm_bwd": "_layer_norm_bwd_by_rows_kernel",
         }
     }
     cuda_text, tpu_text = cuda.exported.mlir_module(), tpu.exported.mlir_module()
@@ -134,7 +144,9 @@ def test_exports_for_cuda_and_tpu_call_the_pallas_kernels() -> None:
 
 
 @pytest.mark.any_device
-@pytest.mark.parametrize("prim", [layer_norm, layer_norm_fwd, layer_norm_bwd], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "prim", [layer_norm, layer_norm_fwd, layer_norm_bwd, layer_norm_bwd_rows], ids=lambda p: p.name
+)
 def test_the_layer_norm_primitives_pass_the_conformance_checks(
     prim: jext.Primitive[..., Any],
 ) -> None:
@@ -161,6 +173,37 @@ def test_a_wrong_backward_kernel_fails_the_jvp_check() -> None:
     wrong.def_examples(lambda: [jext.Example(X[0], W, B)])
     with pytest.raises(AssertionError, match="FAIL  jvp"):
         jext.testing.check_primitive(wrong, checks=["jvp"])
+
+
+_SHARDED = textwrap.dedent(
+    """
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jext_example_native import layer_norm
+
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = np.cos(np.arange(16 * 6, dtype=np.float32)).reshape(16, 6)
+    w, b = np.linspace(0.5, 1.5, 6, dtype=np.float32), np.linspace(-1, 1, 6, dtype=np.float32)
+    weights = np.sin(x)
+    rows = jax.device_put(x, NamedSharding(mesh, P("x")))
+    loss = lambda x, w, b: jnp.sum(layer_norm(x, w, b) * weights)
+    for name, f in {"forward": layer_norm, "backward": jax.grad(loss, (0, 1, 2))}.items():
+        run = jax.jit(f)
+        text = run.lower(rows, w, b).compile().as_text()
+        got, want = jax.tree.leaves(run(rows, w, b)), jax.tree.leaves(run(x, w, b))
+        same = all(np.allclose(g, v, rtol=1e-5, atol=1e-6) for g, v in zip(got, want))
+        print(name, "all-gather" in text, same, got[0].sharding.spec == P("x"))
+    """
+)
+
+
+def test_rows_split_across_devices_stay_split_forward_and_backward() -> None:
+    # jit on four host devices, x's rows split: no all-gather in either program, the values
+    # of the unsharded run, and the result (the forward y, the backward dx) split by rows.
+    done = run_on_four_cpus(_SHARDED)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.split()
+    assert lines == ["forward", "False", "True", "True", "backward", "False", "True", "True"]
 
 
 @pytest.mark.gpu

@@ -17,6 +17,8 @@ import pytest
 from jext_example_native import (
     _native_cpu,
     counter,
+    layer_norm_bwd_rows,
+    layer_norm_fwd,
     rms_norm,
     rms_norm_bwd,
     rms_norm_fwd,
@@ -272,6 +274,8 @@ def sharding_checks() -> dict[str, tuple[str, str]]:
         rms_norm_by_hand,
         rms_norm_fwd,
         rms_norm_bwd,
+        layer_norm_fwd,
+        layer_norm_bwd_rows,
     )  # one subprocess
     return {name: (r.status, r.message) for name, r in results.items()}
 
@@ -284,6 +288,17 @@ def test_native_kernels_stay_sharded_on_8_devices(
     status, message = sharding_checks[CASES[name][0].name]
     assert status == "pass", message
     assert "operand 0 axis 0 (tiled) over 8" in message
+
+
+@pytest.mark.parametrize("prim", [layer_norm_fwd, layer_norm_bwd_rows], ids=lambda p: p.name)
+def test_the_pallas_layer_norm_kernels_stay_sharded_by_rows(
+    sharding_checks: dict[str, tuple[str, str]], prim: jext.Primitive[..., Any]
+) -> None:
+    # Each kernel reduces over a row, kept whole; the rows are split (no all-gather).
+    status, message = sharding_checks[prim.name]
+    assert status == "pass", message
+    assert "operand 0 axis 0 (tiled) over 8" in message
+    assert "operand 0 axis 1 (factor 'i')" in message
 
 
 @pytest.mark.parametrize("prim", [rms_norm_by_hand, rms_norm_fwd, rms_norm_bwd])

@@ -12,8 +12,11 @@
 - ``native.swish``: a Pallas kernel; Triton on cuda, Mosaic on tpu, interpret mode on cpu.
 - ``native.layer_norm_fwd`` and ``native.layer_norm_bwd``: a row-wise layer norm's
   forward Pallas kernel (returning the per-row mean and reciprocal standard deviation as
-  residuals) and its backward kernel, on the same three compilers; ``native.layer_norm``
-  is differentiated by the pair (``def_vjp``).
+  residuals) and its backward pass, on the same three compilers; ``native.layer_norm``
+  is differentiated by the pair (``def_vjp``).  The backward pass is its Pallas kernel,
+  ``native.layer_norm_bwd_rows`` (``dx`` and each row's term of ``dw``), and plain sums
+  over the rows; both kernels have sharding rules, so rows split across devices stay
+  split, forward and backward.
 
 Each has a jnp reference (what its JVP derives from, and what ``jext check`` holds the
 kernels to) and examples, except the counter, whose values depend on the calls before it
@@ -44,6 +47,7 @@ __all__ = [
     "cuda_library",
     "layer_norm",
     "layer_norm_bwd",
+    "layer_norm_bwd_rows",
     "layer_norm_fwd",
     "register_ffi_targets",
     "register_primitives",
@@ -329,12 +333,42 @@ def layer_norm_bwd(
     return dx, jnp.sum(ct * x_hat, axis=rows), jnp.sum(ct, axis=rows)
 
 
+@jext.primitive("native.layer_norm_bwd_rows")
+def layer_norm_bwd_rows(
+    x: jax.Array, w: jax.Array, mean: jax.Array, rstd: jax.Array, ct: jax.Array, /
+) -> tuple[jax.Array, jax.Array]:
+    """The backward kernel: ``layer_norm_bwd``'s ``dx``, and each row's term of its ``dw``
+    (``dw`` is their sum over the rows), both of x's shape."""
+    x_hat = (x - mean[..., None]) * rstd[..., None]
+    return layer_norm_bwd.reference(x, w, mean, rstd, ct)[0], ct * x_hat
+
+
 layer_norm_fwd.def_lowering(_pallas.layer_norm_fwd_interpret, platform="cpu")
 layer_norm_fwd.def_lowering(_pallas.layer_norm_fwd_triton, platform="cuda")
 layer_norm_fwd.def_lowering(_pallas.layer_norm_fwd_mosaic_tpu, platform="tpu")
-layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_interpret, platform="cpu")
-layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_triton, platform="cuda")
-layer_norm_bwd.def_lowering(_pallas.layer_norm_bwd_mosaic_tpu, platform="tpu")
+layer_norm_bwd_rows.def_lowering(_pallas.layer_norm_bwd_rows_interpret, platform="cpu")
+layer_norm_bwd_rows.def_lowering(_pallas.layer_norm_bwd_rows_triton, platform="cuda")
+layer_norm_bwd_rows.def_lowering(_pallas.layer_norm_bwd_rows_mosaic_tpu, platform="tpu")
+
+# Rows (every leading axis) are independent; each kernel reduces over a whole row, which
+# must stay whole on each device.  (docs/sharding.md)
+layer_norm_fwd.def_sharding("... i, i, i -> ... i, ..., ...", need_replication=["i"])
+layer_norm_bwd_rows.def_sharding(
+    "... i, i, ..., ..., ... i -> ... i, ... i", need_replication=["i"]
+)
+
+
+# One rule for every platform: the kernel primitive picks its own kernel per platform; the
+# sums over the rows are plain JAX, so the partitioner adds up the shards of split rows.
+@layer_norm_bwd.def_lowering
+def _layer_norm_bwd_by_rows_kernel(
+    x: jax.Array, w: jax.Array, mean: jax.Array, rstd: jax.Array, ct: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    dx, dw_rows = layer_norm_bwd_rows(x, w, mean, rstd, ct)
+    rows = tuple(range(jnp.ndim(x) - 1))
+    acc = jnp.promote_types(x.dtype, jnp.float32)  # half precision adds up in float32
+    dw = jnp.sum(dw_rows, axis=rows, dtype=acc).astype(x.dtype)
+    return dx, dw, jnp.sum(ct, axis=rows, dtype=acc).astype(x.dtype)
 
 
 def _layer_norm_example_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -359,6 +393,9 @@ def _layer_norm_bwd_examples() -> Iterator[jext.Example]:
     _, mean, rstd = layer_norm_fwd.reference(jnp.asarray(x), jnp.asarray(w), jnp.asarray(b))
     ct = np.linspace(1.0, -1.0, 15, dtype=np.float32).reshape(3, 5)
     yield jext.Example(x, w, np.asarray(mean), np.asarray(rstd), ct)
+
+
+layer_norm_bwd_rows.def_examples(_layer_norm_bwd_examples)
 
 
 @jext.primitive("native.layer_norm")
@@ -413,6 +450,7 @@ def register_primitives(registry: jext.PrimitiveRegistrar) -> None:
     registry.add(swish)
     registry.add(layer_norm_fwd)
     registry.add(layer_norm_bwd)
+    registry.add(layer_norm_bwd_rows)
     registry.add(layer_norm)
 
 

@@ -17,9 +17,9 @@ import jax.numpy as jnp
 # Pallas is imported when a rule is traced, not when jext loads the plugin: importing it
 # takes longer than the rest of the plugin, and every `jext` command loads every plugin.
 __all__ = [
-    "layer_norm_bwd_interpret",
-    "layer_norm_bwd_mosaic_tpu",
-    "layer_norm_bwd_triton",
+    "layer_norm_bwd_rows_interpret",
+    "layer_norm_bwd_rows_mosaic_tpu",
+    "layer_norm_bwd_rows_triton",
     "layer_norm_fwd_interpret",
     "layer_norm_fwd_mosaic_tpu",
     "layer_norm_fwd_triton",
@@ -180,7 +180,6 @@ def _layer_norm_bwd_kernel(
     ct_ref: Any,
     dx_ref: Any,
     dw_ref: Any,
-    db_ref: Any,
     *,
     n: int,
 ) -> None:
@@ -193,10 +192,10 @@ def _layer_norm_bwd_kernel(
     c1 = jnp.sum(x_hat * w_ct, axis=1, keepdims=True) / n
     c2 = jnp.sum(w_ct, axis=1, keepdims=True) / n
     dx_ref[...] = ((w_ct - (x_hat * c1 + c2)) * rstd).astype(dx_ref.dtype)
-    # Each block writes its own partial sums over its rows; the caller adds the blocks, so
-    # no two programs write one output block (Triton runs programs in parallel).
-    dw_ref[0] = jnp.sum(ct * x_hat, axis=0, keepdims=True).astype(dw_ref.dtype)
-    db_ref[0] = jnp.sum(ct, axis=0, keepdims=True).astype(db_ref.dtype)
+    # Each row's term of dw; the caller sums the rows, so that no two programs write one
+    # output block (Triton runs programs in parallel) and rows split across devices stay
+    # split (the sum over rows is plain JAX, which the partitioner reduces across shards).
+    dw_ref[...] = (ct * x_hat).astype(dw_ref.dtype)
 
 
 def _layer_norm_fwd(
@@ -235,7 +234,7 @@ def _layer_norm_fwd(
     return y[:rows, :n].reshape(x.shape), mean[:rows, 0].reshape(lead), rstd[:rows, 0].reshape(lead)
 
 
-def _layer_norm_bwd(
+def _layer_norm_bwd_rows(
     x: jax.Array,
     w: jax.Array,
     mean: jax.Array,
@@ -245,29 +244,25 @@ def _layer_norm_bwd(
     block_rows: int,
     interpret: bool,
     compiler_params: Any,
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array]:
     from jax.experimental import pallas as pl  # noqa: PLC0415 - Pallas loads only when a kernel is traced
 
     flat, rows, n = _layer_norm_layout(x, block_rows)
     flat_ct, _, _ = _layer_norm_layout(ct, block_rows)
     padded_rows, cols = flat.shape
-    blocks = padded_rows // block_rows
 
     def per_row(v: jax.Array) -> jax.Array:
         return jnp.pad(v.reshape(rows, 1), ((0, padded_rows - rows), (0, 0)))
 
     row_block = pl.BlockSpec((block_rows, cols), lambda i: (i, 0))
     per_row_block = pl.BlockSpec((block_rows, 1), lambda i: (i, 0))
-    partial_block = pl.BlockSpec((1, 1, cols), lambda i: (i, 0, 0))
-    partials = jax.ShapeDtypeStruct((blocks, 1, cols), x.dtype)  # type: ignore[no-untyped-call]
-    dx, dw, db = pl.pallas_call(
+    dx, dw = pl.pallas_call(
         functools.partial(_layer_norm_bwd_kernel, n=n),
         out_shape=(
             jax.ShapeDtypeStruct(flat.shape, x.dtype),  # type: ignore[no-untyped-call]
-            partials,
-            partials,
+            jax.ShapeDtypeStruct(flat.shape, x.dtype),  # type: ignore[no-untyped-call]
         ),
-        grid=(blocks,),
+        grid=(padded_rows // block_rows,),
         in_specs=[
             row_block,
             pl.BlockSpec((1, cols), lambda i: (0, 0)),
@@ -275,16 +270,12 @@ def _layer_norm_bwd(
             per_row_block,
             row_block,
         ],
-        out_specs=(row_block, partial_block, partial_block),
+        out_specs=(row_block, row_block),
         interpret=interpret,
         compiler_params=compiler_params,
         name="jext_native_layer_norm_bwd",
     )(flat, _pad_row(w, cols), per_row(mean), per_row(rstd), flat_ct)
-    return (
-        dx[:rows, :n].reshape(x.shape),
-        jnp.sum(dw, axis=(0, 1))[:n],
-        jnp.sum(db, axis=(0, 1))[:n],
-    )
+    return dx[:rows, :n].reshape(x.shape), dw[:rows, :n].reshape(x.shape)
 
 
 def layer_norm_fwd_interpret(
@@ -310,28 +301,30 @@ def layer_norm_fwd_mosaic_tpu(
     return _layer_norm_fwd(x, w, b, eps, block_rows=16, interpret=False, compiler_params=params)
 
 
-def layer_norm_bwd_interpret(
+def layer_norm_bwd_rows_interpret(
     x: jax.Array, w: jax.Array, mean: jax.Array, rstd: jax.Array, ct: jax.Array, /
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array]:
     """cpu: the backward kernel in the Pallas interpreter, 8 rows per block."""
-    return _layer_norm_bwd(x, w, mean, rstd, ct, block_rows=8, interpret=True, compiler_params=None)
+    return _layer_norm_bwd_rows(
+        x, w, mean, rstd, ct, block_rows=8, interpret=True, compiler_params=None
+    )
 
 
-def layer_norm_bwd_triton(
+def layer_norm_bwd_rows_triton(
     x: jax.Array, w: jax.Array, mean: jax.Array, rstd: jax.Array, ct: jax.Array, /
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array]:
     """cuda: the backward kernel compiled by Triton, 16 rows per program."""
     params = _triton_params(num_warps=4)
-    return _layer_norm_bwd(
+    return _layer_norm_bwd_rows(
         x, w, mean, rstd, ct, block_rows=16, interpret=False, compiler_params=params
     )
 
 
-def layer_norm_bwd_mosaic_tpu(
+def layer_norm_bwd_rows_mosaic_tpu(
     x: jax.Array, w: jax.Array, mean: jax.Array, rstd: jax.Array, ct: jax.Array, /
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array]:
     """tpu: the backward kernel compiled by Mosaic, 16 rows per block."""
     params = _mosaic_tpu_params()
-    return _layer_norm_bwd(
+    return _layer_norm_bwd_rows(
         x, w, mean, rstd, ct, block_rows=16, interpret=False, compiler_params=params
     )
