@@ -135,6 +135,7 @@ def test_literal_array_types_switch_matches_jax() -> None:
         assert not issubclass(literal, np.ndarray)
 
 
+@pytest.mark.numerics
 @pytest.mark.usefixtures("on_cpu")  # the probe is about XLA:CPU's cbrt
 def test_cbrt_rounding_probe_matches_a_direct_measurement() -> None:
     """The probe says what mpmath measures here: XLA's float64 cbrt rounds correctly iff
@@ -157,6 +158,7 @@ def test_cbrt_rounding_probe_matches_a_direct_measurement() -> None:
     assert _jax.xla_cbrt_is_correctly_rounded() == measured
 
 
+@pytest.mark.numerics
 def test_cbrt_probe_rejects_a_root_one_ulp_off() -> None:
     """The probe's exact check can fail: the float64 nearest the cube root (mpmath's root
     at 240 bits, rounded once to 53) is accepted, and each neighbour of it is rejected."""

@@ -103,6 +103,7 @@ def test_shape_dependent_function_fails_jit_vmap() -> None:
     assert st == "fail" and "vmap vs jit" in message and "jit gives" in message
 
 
+@pytest.mark.numerics
 def test_batch_dependent_function_fails_jit_vmap() -> None:
     # One ulp more wherever the batch holds a nan: within every tolerance, so the values
     # pass; only the bitwise comparison of an element alone and in a batch sees it.
@@ -176,6 +177,7 @@ def test_a_wrapper_that_cannot_be_differentiated_fails_only_gradients() -> None:
     }, report.format()
 
 
+@pytest.mark.numerics
 @pytest.mark.usefixtures("on_cpu")  # STRUCTURE_COMPILE is used on CPU only
 def test_values_are_those_of_the_default_compilation_users_get() -> None:
     # x * (2 - x) - 1 at x = 1 + 2**-30: -2**-60 where XLA contracts the product and the

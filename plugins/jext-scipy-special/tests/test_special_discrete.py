@@ -53,6 +53,7 @@ def _exact_binomial_cdf(n: int, p: float) -> list[Fraction]:
     return out
 
 
+@pytest.mark.numerics
 def test_binomial_quantiles_at_the_rounded_cdf_values() -> None:
     """``q`` set to ``cdf(k)`` (``sf(k)``) rounded to the nearest float64 (exact rational
     arithmetic) at every integer of six supports (one program each): ``ppf`` is ``k``

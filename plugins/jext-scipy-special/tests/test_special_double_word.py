@@ -24,6 +24,9 @@ from jax import lax
 from jext_scipy_special._functions import _common
 from jext_scipy_special._functions._elementary import cbrt, radian
 
+# Every test compares floating-point results with exact rational arithmetic.
+pytestmark = pytest.mark.numerics
+
 Pair = tuple[jax.Array, jax.Array]
 
 #: The exact double-word products: ``p + r == a * b`` exactly, with ``p = fl(a * b)``.
