@@ -87,6 +87,7 @@ def _both_dtypes(name: str, sub64: np.ndarray = SUB64, sub32: np.ndarray = SUB32
         np.testing.assert_allclose(got, want, rtol=5e-6)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("name", ["erfcinv", "k0", "k0e", "k1", "k1e"])
 def test_subnormal_arguments_read_from_bits_as_scipy(name: str) -> None:
     """Each read a subnormal argument as 0 (inf): ``erfcinv(1e-310)`` is 26.6,
