@@ -193,6 +193,7 @@ def test_parts_of_one_program_keep_their_own_results_and_errors() -> None:
         together.get("b")
 
 
+@pytest.mark.numerics
 def test_values_compile_as_users_compile_and_structure_programs_faster() -> None:
     # XLA:CPU's default compilation contracts x*y + z into one rounding and STRUCTURE_COMPILE
     # does not: here -2**-26 against 0.  The jit and lowering checks hold what users get.

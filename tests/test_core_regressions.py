@@ -231,6 +231,7 @@ def test_equal_static_params_of_different_types_are_different_calls() -> None:
     assert "factor=True]" in str(jax.make_jaxpr(lambda v: scale(v, factor=True))(xb))
 
 
+@pytest.mark.numerics
 def test_x64_switch_is_seen_by_later_calls() -> None:
     @jext.primitive("regress.third")
     def third(x: jax.Array, /) -> jax.Array:

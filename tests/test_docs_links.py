@@ -13,6 +13,7 @@ PAGES = sorted(
     [
         ROOT / "README.md",
         ROOT / "CHANGELOG.md",
+        ROOT / "CONTRIBUTING.md",
         *ROOT.glob("docs/*.md"),
         *ROOT.glob("bench/**/*.md"),
     ]

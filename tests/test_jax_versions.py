@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import inspect
+import math
 import pickle
 import re
 import tomllib
@@ -134,6 +135,7 @@ def test_literal_array_types_switch_matches_jax() -> None:
         assert not issubclass(literal, np.ndarray)
 
 
+@pytest.mark.numerics
 @pytest.mark.usefixtures("on_cpu")  # the probe is about XLA:CPU's cbrt
 def test_cbrt_rounding_probe_matches_a_direct_measurement() -> None:
     """The probe says what mpmath measures here: XLA's float64 cbrt rounds correctly iff
@@ -156,11 +158,16 @@ def test_cbrt_rounding_probe_matches_a_direct_measurement() -> None:
     assert _jax.xla_cbrt_is_correctly_rounded() == measured
 
 
+@pytest.mark.numerics
 def test_cbrt_probe_rejects_a_root_one_ulp_off() -> None:
-    """The probe's exact check can fail: numpy's root is accepted where it is the nearest,
-    and each neighbour of it is rejected."""
-    for v in (7.943282347242919e-75, 2.0, -27.0, 1e300, 5.0):
-        root = float(np.cbrt(v))
+    """The probe's exact check can fail: the float64 nearest the cube root (mpmath's root
+    at 240 bits, rounded once to 53) is accepted, and each neighbour of it is rejected."""
+    mpmath = pytest.importorskip("mpmath")
+    for v in (7.943282347242919e-75, 2.0, -27.0, 1e300, 5.0, 4.466835921509397e-284):
+        with mpmath.workprec(240):
+            exact = mpmath.cbrt(mpmath.mpf(abs(v)))
+        with mpmath.workprec(53):
+            root = math.copysign(float(+exact), v)  # unary plus rounds to nearest at 53 bits
         assert _jax._is_nearest_cbrt(v, root)
         for side in (-np.inf, np.inf):
             assert not _jax._is_nearest_cbrt(v, float(np.nextafter(root, side)))

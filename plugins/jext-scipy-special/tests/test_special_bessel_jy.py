@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import mpmath
 import numpy as np
+import pytest
 import scipy.special as sc  # type: ignore[import-untyped]
 from _special_cases import x64
 from jext_scipy_special._functions import _bessel_jy_family as jy_family
@@ -66,6 +67,7 @@ def test_a_wrong_complex_result_or_derivative_fails_the_checks() -> None:
     assert run_scipy_check(dataclasses.replace(h1, function=wrong), "gradients").status == "fail"
 
 
+@pytest.mark.numerics
 def test_where_scipy_is_off_these_values_hold_to_mpmath() -> None:
     """Large orders and arguments: SciPy (Cephes / AMOS) loses up to 1e-8 relative near the
     zeros there; these values agree with mpmath to a few ulp of the amplitude."""

@@ -11,6 +11,8 @@ in the README's main job, which CI runs beside this suite.
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
+from math import comb
 
 import jax
 import numpy as np
@@ -41,24 +43,35 @@ def test_values_edges_and_batch_independence(name: str) -> None:
         _compare(forward, want, rtol, atol, f"{name} float64", args)
 
 
-def test_binomial_quantiles_at_scipys_own_cdf_values() -> None:
-    """``q`` set to SciPy's ``cdf(k)`` (``sf(k)``) at every integer of six supports (one
-    program each): ``ppf`` equals SciPy's there, where rounding decides, and ``isf`` is
-    ``k`` (SciPy's ``isf`` returns ``n`` once ``q`` is below ~1e-17)."""
-    n = np.repeat([1.0, 7.0, 30.0, 30.0, 120.0, 120.0], 121)
-    p = np.repeat([0.5, 0.13, 0.5, 0.91, 0.5, 0.03], 121)
-    k = np.tile(np.arange(121.0), 6)
-    inside = k < n
-    n, p, k = n[inside], p[inside], k[inside]
-    q, s = st.binom.cdf(k, n, p), st.binom.sf(k, n, p)
+def _exact_binomial_cdf(n: int, p: float) -> list[Fraction]:
+    """``P(X <= k)`` for ``k = 0..n`` in exact rational arithmetic (``p`` is a binary
+    fraction, so every term is exact)."""
+    q, acc, out = Fraction(p), Fraction(0), []
+    for k in range(n + 1):
+        acc += comb(n, k) * q**k * (1 - q) ** (n - k)
+        out.append(acc)
+    return out
+
+
+@pytest.mark.numerics
+def test_binomial_quantiles_at_the_rounded_cdf_values() -> None:
+    """``q`` set to ``cdf(k)`` (``sf(k)``) rounded to the nearest float64 (exact rational
+    arithmetic) at every integer of six supports (one program each): ``ppf`` is ``k``
+    there, where rounding decides, and ``isf`` is ``k``.  Where ``cdf(k)`` rounds to 1,
+    ``ppf(1)`` is ``n``; where ``sf(k)`` rounds to 1 (the first ``k`` of p = 0.91),
+    ``isf(1)`` is -1, SciPy's convention.  No library's rounding is the reference: SciPy's
+    own ``ppf`` misses ``k`` at 32 of these points."""
+    supports = [(1, 0.5), (7, 0.13), (30, 0.5), (30, 0.91), (120, 0.5), (120, 0.03)]
+    cdf = [(n, p, k, c) for n, p in supports for k, c in enumerate(_exact_binomial_cdf(n, p))]
+    cdf = [row for row in cdf if row[2] < row[0]]
+    n, p, k = (np.array([row[i] for row in cdf], np.float64) for i in range(3))
+    q = np.array([float(row[3]) for row in cdf])  # float(Fraction) rounds to nearest
+    s = np.array([float(1 - row[3]) for row in cdf])
     with x64(True):
         got_ppf = np.asarray(jax.jit(_discrete.binom_ppf)(q, n, p))
         got_isf = np.asarray(jax.jit(_discrete.binom_isf)(s, n, p))
-    np.testing.assert_array_equal(got_ppf, st.binom.ppf(q, n, p))
-    # Where sf(k) rounds to 1 (the first k of p = 0.91), isf(1) = -1 by convention and
-    # the integers below the first sf < 1 share one answer: SciPy's there.
-    want = np.where(s >= 1.0 - 2e-16, st.binom.isf(s, n, p), k)
-    np.testing.assert_array_equal(got_isf, want)
+    np.testing.assert_array_equal(got_ppf, np.where(q < 1.0, k, n))
+    np.testing.assert_array_equal(got_isf, np.where(s < 1.0, k, -1.0))
 
 
 def test_poisson_isf_keeps_tiny_upper_tails() -> None:

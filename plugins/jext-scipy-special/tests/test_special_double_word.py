@@ -16,12 +16,16 @@ from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
+import mpmath  # type: ignore[import-untyped]
 import numpy as np
 import pytest
 from _special_cases import x64
 from jax import lax
 from jext_scipy_special._functions import _common
 from jext_scipy_special._functions._elementary import cbrt, radian
+
+# Every test compares floating-point results with exact rational arithmetic.
+pytestmark = pytest.mark.numerics
 
 Pair = tuple[jax.Array, jax.Array]
 
@@ -272,9 +276,16 @@ def test_cbrt_is_correctly_rounded_whatever_xla_rounds(dt: type) -> None:
 
 
 def test_cbrt_rounding_check_catches_one_ulp() -> None:
-    """The check above rejects each neighbour of a correctly rounded root."""
-    for dt in (np.float64, np.float32):
-        root = dt(np.cbrt(2.0))
-        assert _nearest_root(2.0, float(root), dt)
-        assert not _nearest_root(2.0, float(np.nextafter(root, dt(0))), dt)
-        assert not _nearest_root(2.0, float(np.nextafter(root, dt(np.inf))), dt)
+    """The check above accepts the ``dt`` value nearest the cube root (mpmath's root at 240
+    bits, rounded once to the type's precision) and rejects each neighbour of it."""
+    for v in (2.0, 5.0, 7.943282347242919e-75, 4.466835921509397e-284):
+        for dt, bits in ((np.float64, 53), (np.float32, 24)):
+            if float(dt(v)) != v:  # not a value of this type
+                continue
+            with mpmath.workprec(240):
+                exact = mpmath.cbrt(mpmath.mpf(v))
+            with mpmath.workprec(bits):
+                root = dt(float(+exact))  # unary plus rounds to nearest at `bits` bits
+            assert _nearest_root(v, float(root), dt)
+            assert not _nearest_root(v, float(np.nextafter(root, dt(0))), dt)
+            assert not _nearest_root(v, float(np.nextafter(root, dt(np.inf))), dt)

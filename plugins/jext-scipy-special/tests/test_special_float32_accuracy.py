@@ -5,9 +5,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 import mpmath  # type: ignore[import-untyped]
 import numpy as np
+import pytest
 from _special_cases import x64
 from jext_scipy_special._functions._elementary import inv_boxcox, inv_boxcox1p
 from jext_scipy_special._functions._misc_family import zetac
+
+# Each test holds float32 results to mpmath within a few ulp.
+pytestmark = pytest.mark.numerics
 
 
 def test_zetac_float32_reflection_keeps_its_bits() -> None:

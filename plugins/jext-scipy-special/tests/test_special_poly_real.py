@@ -280,6 +280,7 @@ def test_real_degree_derivative_near_minus_one() -> None:
     _check_slopes(cases, 1e-6)
 
 
+@pytest.mark.numerics
 def test_float32_one_ulp_above_minus_one_is_not_minus_one() -> None:
     # z = (1 - x)/2 rounds to 1 near x = -1 (float32: up to 1 + x = 6e-8; float64 one
     # ulp either side, see NEAR_X and NANS), which would give the infinite limit at -1
@@ -338,6 +339,7 @@ def test_degrees_near_an_integer_or_zero_against_mpmath() -> None:
         assert err[worst] <= rtol, (name, float(err[worst]), [float(a[worst]) for a in args])
 
 
+@pytest.mark.numerics
 def test_chebyshev_real_degree_near_minus_one_against_mpmath() -> None:
     # T_v(x) = cos(v acos x): acos depends on 1 + x most near -1, which (1 - x) / 2 rounded
     # away (T_13.49 one ulp above -1 7e-7 off; 734 of 3000 points log-spaced towards

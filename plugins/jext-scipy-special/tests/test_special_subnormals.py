@@ -40,6 +40,7 @@ def _on_cpu() -> Iterator[None]:
         yield
 
 
+@pytest.mark.numerics
 def test_xla_cpu_reads_subnormals_as_zero_and_flushes_results() -> None:
     """The premise of the exceptions below; if XLA changes it, revisit them."""
     sub = np.array([5e-324, -1e-310], np.float64)
@@ -86,6 +87,7 @@ def _both_dtypes(name: str, sub64: np.ndarray = SUB64, sub32: np.ndarray = SUB32
         np.testing.assert_allclose(got, want, rtol=5e-6)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("name", ["erfcinv", "k0", "k0e", "k1", "k1e"])
 def test_subnormal_arguments_read_from_bits_as_scipy(name: str) -> None:
     """Each read a subnormal argument as 0 (inf): ``erfcinv(1e-310)`` is 26.6,
@@ -94,6 +96,7 @@ def test_subnormal_arguments_read_from_bits_as_scipy(name: str) -> None:
     _both_dtypes(name)
 
 
+@pytest.mark.numerics
 def test_cbrt_of_subnormal_from_bits() -> None:
     """``cbrt(5e-324)`` is SciPy's 1.7e-108, not the 0 of a flushed operand (float32:
     ``cbrt(1e-45)`` positive); that is ``cbrt(m) 2^-358``.  Odd, so negative subnormals too; the
@@ -264,6 +267,7 @@ def test_ndtri_of_subnormal_p_from_bits() -> None:
 KOLMOGI_SCIPY_OFF = ((5e-324, math.inf), (1.5e-323, 19.28402090774667))
 
 
+@pytest.mark.numerics
 def test_kolmogi_far_tail() -> None:
     """``kolmogi`` of a subnormal ``p``, and of ``p`` up to 4.4e-308, is finite (read as 0 it
     is inf; its Newton step is 0/0 there).  There ``sf(x) = 2 e^(-2x^2)`` to the last bit, so
@@ -287,6 +291,7 @@ FLUSHED_RESULTS: dict[str, tuple[float, ...]] = {
 }
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("name", list(FLUSHED_RESULTS))
 def test_subnormal_results_come_back_as_zero(name: str) -> None:
     args = FLUSHED_RESULTS[name]
