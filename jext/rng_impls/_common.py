@@ -406,23 +406,27 @@ def bits_dtype(bit_width: int) -> np.dtype[np.unsignedinteger]:
 
 
 def seed_halves(seed: Array) -> tuple[Array, Array]:
-    """Low and high uint32 halves of an integer seed.
+    """Low and high uint32 halves of an integer seed's value modulo ``2**64``.
 
-    A 64-bit seed is split as its two's-complement bits; a narrower one is its ``uint32``
-    value (a negative one modulo ``2**32``) zero-extended, as JAX's ``threefry_seed``
-    does.  So a seed in ``[2**31, 2**32)``, which JAX passes as ``int32`` without x64,
-    gives the same key with x64 on or off; ``-1`` is ``2**32 - 1`` without x64 and
-    ``2**64 - 1`` with it, as for JAX's own keys.
+    A seed means its integer value, whatever its dtype: a signed one is sign-extended, an
+    unsigned one zero-extended, so ``int32(-1)`` and ``int64(-1)`` are both ``2**64 - 1``
+    and ``uint32(2**32 - 1)`` is ``2**32 - 1``.  A traced seed therefore gives the key
+    the same value gives outside ``jit``, with x64 on or off.  (Python ints beyond
+    ``int32`` without x64 never reach here whole, since JAX truncates them to ``int32``
+    first; ``jext.random.key`` takes them as ``int64``, see :func:`jext.random.key`.)
     """
     if seed.shape:
         raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
     if not jnp.issubdtype(seed.dtype, jnp.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    # For a signed seed narrower than 32 bits the conversion sign-extends first.
     lo = lax.convert_element_type(seed, U32)
     if seed.dtype.itemsize == 8:
         hi = lax.convert_element_type(
             lax.shift_right_logical(seed, jnp.asarray(32, seed.dtype)), U32
         )
+    elif jnp.issubdtype(seed.dtype, jnp.signedinteger):
+        hi = jnp.where(seed < 0, U32(MASK32), _ZERO)
     else:
         hi = jnp.zeros((), U32)
     return lo, hi

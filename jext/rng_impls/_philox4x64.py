@@ -15,7 +15,7 @@ pseudorandom key, ``c1`` and ``c2``, and ``c0 = c3 = 0``: a new stream at positi
 
 ``seed(s)`` is ``numpy_philox_key_data(s mod 2**64)``, so
 ``jext.random.key(s, impl="jext.philox4x64")`` reproduces ``numpy.random.Philox(key=s)``
-for ``0 <= s < 2**63`` (``2**32`` without x64, where a seed is zero-extended from 32 bits).
+for ``0 <= s < 2**63``, with x64 on or off.
 """
 
 from __future__ import annotations
