@@ -98,6 +98,7 @@ CHACHA20_RNG = CounterRng(
     prepare=_prepare,
     block=_block,
     seed_data=_seed_data,
+    unroll=2,  # the rolled form: ten double rounds: five loop iterations
 )
 
 

@@ -121,6 +121,7 @@ THREEFRY4X64_RNG = CounterRng(
     prepare=_prepare,
     block=_block,
     seed_data=_seed_data,
+    unroll=1,  # the rolled form: two eight-round units: two loop iterations
 )
 
 
