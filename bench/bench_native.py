@@ -41,7 +41,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import interleaved
+from _timing import interleaved, wait
 
 REPS = 11
 GPU_GOAL = 1.0  # each kernel against its reference, on a GPU
@@ -99,14 +99,14 @@ class Compiled:
         start = time.perf_counter()
         self.fn = jax.jit(fn).lower(*args).compile()
         self.args = args
-        jax.block_until_ready(self.fn(*args))
+        wait(self.fn(*args))
         self.seconds = time.perf_counter() - start
 
     def pipelined(self, calls: int) -> Callable[[], None]:
-        return lambda: jax.block_until_ready([self.fn(*self.args) for _ in range(calls)])
+        return lambda: wait([self.fn(*self.args) for _ in range(calls)])
 
     def once(self) -> None:
-        jax.block_until_ready(self.fn(*self.args))
+        wait(self.fn(*self.args))
 
 
 def copy_bandwidth(n: int, calls: int) -> float:

@@ -53,7 +53,7 @@ from collections.abc import Callable, Hashable, Iterator
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import interleaved
+from _timing import interleaved, wait
 
 from jext.random import get_impl
 from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64, _common
@@ -143,17 +143,17 @@ class Contender:
         with forced(form):
             start = time.perf_counter()
             self.fn = jax.jit(fresh).lower(self.key).compile()
-            jax.block_until_ready(self.fn(self.key))
+            wait(self.fn(self.key))
             self.compile_s = time.perf_counter() - start
 
     def pipelined(self, calls: int) -> Callable[[], None]:
         def run() -> None:
-            jax.block_until_ready([self.fn(self.key) for _ in range(calls)])
+            wait([self.fn(self.key) for _ in range(calls)])
 
         return run
 
     def once(self) -> None:
-        jax.block_until_ready(self.fn(self.key))
+        wait(self.fn(self.key))
 
 
 def numpy_philox(n: int, calls: int) -> Callable[[], None]:
@@ -171,11 +171,11 @@ def copy_bandwidth(n: int, calls: int) -> float:
     """GB/s of ``x ^ 1`` over ``n`` uint32 values (4 bytes read and 4 written each)."""
     x = jnp.zeros((n,), jnp.uint32)
     flip = jax.jit(lambda v: v ^ jnp.uint32(1))
-    jax.block_until_ready(flip(x))
+    wait(flip(x))
     times = []
     for _ in range(REPS):
         start = time.perf_counter()
-        jax.block_until_ready([flip(x) for _ in range(calls)])
+        wait([flip(x) for _ in range(calls)])
         times.append((time.perf_counter() - start) / calls)
     return 8 * n / statistics.median(times) / 1e9
 

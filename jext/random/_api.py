@@ -56,7 +56,8 @@ _INT32_MAX: Final = 2**31 - 1
 
 
 def _x64() -> bool:
-    return bool(jax.config.read("jax_enable_x64"))
+    """Whether x64 is on (JAX keeps 64-bit integers as they are)."""
+    return bool(jax.dtypes.canonicalize_dtype(np.int64) == np.int64)
 
 
 def _key_of_int64(seed: np.int64, jax_impl: Any) -> jax.Array:
@@ -67,5 +68,5 @@ def _key_of_int64(seed: np.int64, jax_impl: Any) -> jax.Array:
     """
     with jax.enable_x64(True), jax.ensure_compile_time_eval():
         data = np.asarray(jax.random.key_data(jax.random.key(seed, impl=jax_impl)))
-    wrapped: jax.Array = jax.random.wrap_key_data(data, impl=jax_impl)
+    wrapped: jax.Array = jax.random.wrap_key_data(jnp.asarray(data), impl=jax_impl)
     return wrapped

@@ -492,7 +492,7 @@ def stream_words_pallas(rng: CounterRng, key: Array, nwords: int, *, interpret: 
             out_ref[0] = tile
 
     params = None if interpret else _jax.pallas_triton_params(num_warps=4, num_stages=1)
-    tiles = pl.pallas_call(
+    tiles: Array = pl.pallas_call(
         kernel,
         out_shape=_jax.shape_dtype_struct((nkeys, programs * per_program, width), U32),
         # One grid axis (Triton's second and third are limited to 65535 programs).

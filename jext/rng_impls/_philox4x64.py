@@ -80,7 +80,7 @@ def _round(x: Words, round_key: Words) -> Words:
     return flatten([xor64(xor64(hi1, v[1]), k0), lo1, xor64(xor64(hi0, v[3]), k1), lo0])
 
 
-def _block(round_keys: Words, counter: Words, rolled: bool = False) -> Words:
+def _block(round_keys: Words, counter: Words, rolled: int = 0) -> Words:
     """Philox4x64 on counters given as 8 little-endian uint32 word arrays."""
     params = [round_keys[i : i + 4] for i in range(0, len(round_keys), 4)]
     return run_rounds([_round], tuple(jnp.broadcast_arrays(*counter)), params, rolled=rolled)
