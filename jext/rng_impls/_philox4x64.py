@@ -103,7 +103,7 @@ PHILOX4X64_RNG = CounterRng(
     prepare=_prepare,
     block=_block,
     seed_data=_seed_data,
-    unroll=5,  # the rolled form: ten one-round units: two loop iterations
+    unroll=2,  # the rolled form: ten one-round units: five loop iterations
 )
 
 
