@@ -365,7 +365,7 @@ def _check_blocks(nblocks: int) -> None:
 def stream_words_chunked(
     block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
 ) -> Array:
-    """The first ``nwords`` words from ``start`` on, chunk by chunk (the XLA:CPU strategy).
+    """The first ``nwords`` words from ``start`` on, chunk by chunk (the chunked form).
 
     Long streams are generated in a ``lax.scan`` over chunks of ``2**19`` words, so the
     per-word intermediates of a chunk stay in cache.
@@ -392,7 +392,7 @@ def stream_words_chunked(
 def stream_words_fused(
     block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
 ) -> Array:
-    """The first ``nwords`` words from ``start`` on, in one pass (the GPU/TPU strategy).
+    """The first ``nwords`` words from ``start`` on, in one pass (the unrolled form).
 
     One elementwise computation over every block of the output: no loop over chunks, and
     no intermediate larger than the output.
