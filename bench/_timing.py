@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
+
+import jax
 
 
 def interleaved(calls: dict[str, Callable[[], None]], reps: int) -> dict[str, list[float]]:
@@ -18,3 +21,9 @@ def interleaved(calls: dict[str, Callable[[], None]], reps: int) -> dict[str, li
             calls[name]()
             out[name].append(time.perf_counter() - start)
     return out
+
+
+def wait(out: Any) -> None:
+    """Block until every array in the pytree ``out`` is computed."""
+    for leaf in jax.tree.leaves(out):
+        leaf.block_until_ready()

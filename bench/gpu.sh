@@ -13,9 +13,16 @@
 #   2. pytest     python -m pytest -m gpu (every file holding gpu tests)          } side
 #   3. check      jext check 'native.*' jext.philox4x64 jext.chacha20               } by
 #   4. exports    bench/gpu_exports.py (cuda, rocm, tpu modules and their calls)    } side
-#   5. bench-rng  bench/bench_rng.py
-#   6. bench-kernels  bench/bench_native.py
-# CPU half: exports (4) and `jext check --checks lowering 'native.*'`.
+#   5. bench-rng  bench/bench_rng.py: every generator in each GPU form (rolled, pallas)
+#                 against threefry2x32 at 2**26 and 2**28 values: bits, uniform, normal,
+#                 bernoulli; GB/s against the measured memory bandwidth, compile times,
+#                 per-call overhead
+#   6. bench-kernels  bench/bench_native.py: native.softplus (CUDA FFI) and native.swish
+#                 (Triton) against plain ffi_call / pallas_call and the XLA reference
+#                 at 2**26 values; per-call overhead
+# then writes the figures, every log and the summary to bench/results/gpu.md
+# (JEXT_GPU_RESULTS names another file) and prints that file.
+# CPU half: exports (4) and `jext check --checks lowering 'native.*'`; writes nothing.
 #
 # jext.threefry4x64 is left out of the check: its check alone took 448 s on an H100
 # (docs/rng.md, "Limits").  Each step has a time budget, cut to what is left of the whole
@@ -30,6 +37,7 @@ cd "$ROOT" || exit 2
 export PYTHON="${PYTHON:-python}"
 BUDGET="${JEXT_GPU_BUDGET:-570}"
 LOGS="${JEXT_GPU_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/jext-gpu.XXXXXX")}"
+RESULTS="${JEXT_GPU_RESULTS:-$ROOT/bench/results/gpu.md}"
 mkdir -p "$LOGS"
 # Several processes share the GPU: none may take 75% of its memory up front.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
@@ -148,18 +156,18 @@ if [ "$mode" = gpu ]; then
   echo "bench/gpu.sh: GPU half on ${device:-an unknown GPU}; logs in $LOGS"
   step build 120 bash -c build_cuda
   if [ "$dry" = 1 ]; then
-    step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark "${GPU_TESTS[@]}"
-    step check 240 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20
+    step pytest 210 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark "${GPU_TESTS[@]}"
+    step check 210 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20
     step exports 120 "$PYTHON" bench/gpu_exports.py
   else
-    step pytest 240 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark "${GPU_TESTS[@]}" &
-    step check 240 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20 &
+    step pytest 210 "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark "${GPU_TESTS[@]}" &
+    step check 210 "$PYTHON" -m jext check -q 'native.*' jext.philox4x64 jext.chacha20 &
     step exports 120 "$PYTHON" bench/gpu_exports.py &
     wait
     parallel pytest check exports
   fi
   # The benchmarks alone on the machine: their timings are the point.
-  step bench-rng 150 "$PYTHON" bench/bench_rng.py
+  step bench-rng 180 "$PYTHON" bench/bench_rng.py
   step bench-kernels 60 "$PYTHON" bench/bench_native.py
 else
   echo "bench/gpu.sh: CPU half only: ${why_cpu}; logs in $LOGS"
@@ -171,12 +179,64 @@ else
   fi
 fi
 
+summary() {
+  echo "summary ($mode half, $((SECONDS - START)) s of ${BUDGET} s):"
+  local name outcome took last
+  for name in "${ORDER[@]}"; do
+    read -r outcome took last < "$LOGS/$name.status"
+    printf '  %-14s %-16s %4ss  %s\n' "$name" "$outcome" "$took" "$last"
+  done
+}
+
+# The GPU half's record: the machine, the summary, the benchmarks' output whole and the
+# end of every other log.
+write_results() {
+  {
+    echo "# A GPU session: \`bench/gpu.sh\`"
+    echo
+    echo "Written by \`bench/gpu.sh\` on ${device:-an unknown GPU}, $(date -u '+%Y-%m-%d %H:%M UTC');"
+    echo "$("$PYTHON" -c 'import sys, jax; print(f"Python {sys.version.split()[0]}, jax {jax.__version__}")' 2> /dev/null)."
+    echo "$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2> /dev/null | head -n 1)"
+    echo
+    echo '```text'
+    summary
+    echo '```'
+    local name
+    for name in bench-rng bench-kernels; do
+      echo
+      echo "## $name"
+      echo
+      echo '```text'
+      cat "$LOGS/$name.log" 2> /dev/null
+      echo '```'
+    done
+    for name in build pytest check exports; do
+      echo
+      echo "## $name (last 40 lines)"
+      echo
+      echo '```text'
+      tail -n 40 "$LOGS/$name.log" 2> /dev/null
+      echo '```'
+    done
+  } > "$RESULTS"
+}
+
+if [ "$mode" = gpu ]; then
+  if [ "$dry" = 1 ]; then
+    echo "results: would write $RESULTS"
+  else
+    write_results
+    echo
+    cat "$RESULTS"
+    echo "results: written to $RESULTS"
+  fi
+fi
+
 echo
-echo "summary ($mode half, $((SECONDS - START)) s of ${BUDGET} s):"
+summary
 failed=0
 for name in "${ORDER[@]}"; do
-  read -r outcome took last < "$LOGS/$name.status"
-  printf '  %-14s %-16s %4ss  %s\n' "$name" "$outcome" "$took" "$last"
+  read -r outcome _ < "$LOGS/$name.status"
   case "$outcome" in ok | dry-run) ;; *) failed=1 ;; esac
 done
 if [ "$mode" != gpu ]; then

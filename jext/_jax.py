@@ -13,6 +13,7 @@ import functools
 import inspect
 import math
 import re
+import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -883,3 +884,24 @@ def xla_cbrt_is_correctly_rounded() -> bool:
     with jax.enable_x64(True), jax.ensure_compile_time_eval():
         got = np.asarray(jax.numpy.cbrt(jax.device_put(x, cpu)))
     return all(_is_nearest_cbrt(v, r) for v, r in zip(x.tolist(), got.tolist(), strict=True))
+
+
+#: jax 0.11 deprecates Pallas's Triton backend for Mosaic GPU, warning at each lowering.
+PALLAS_TRITON_DEPRECATION: Final = "The Pallas Triton backend is deprecated"
+
+
+def pallas_triton_params(*, num_warps: int, num_stages: int) -> Any:
+    """Pallas ``compiler_params`` selecting Triton (cuda), with ``num_warps`` and ``num_stages``.
+
+    ``jax.experimental.pallas.triton.CompilerParams`` in every supported JAX.  Triton, not
+    Mosaic GPU: Mosaic GPU's kernels run on Hopper (sm_90) and newer only, Triton's from
+    sm_80 on.  jax 0.11's deprecation warning of the Triton backend (at each lowering) is
+    jext's to carry, not its users': that message alone is ignored from the first call.
+    """
+    # Pallas takes longer to import than jext: it loads only when a kernel is traced.
+    from jax.experimental.pallas import triton as pltriton  # noqa: PLC0415 - see above
+
+    warnings.filterwarnings(
+        "ignore", message=PALLAS_TRITON_DEPRECATION, category=DeprecationWarning
+    )
+    return pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages)

@@ -21,6 +21,9 @@ import pytest
 
 import jext
 import jext.lowering
+from jext.random import RngImpl
+from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64
+from jext.testing._rng_checks import run_rng_check
 from tests import prims
 from tests.conftest import gpu_devices
 
@@ -114,7 +117,10 @@ def test_an_export_made_on_the_cpu_runs_on_the_gpu(tmp_path: Path) -> None:
         f"""
         import jax, numpy as np
         import jext.lowering
-        from tests import prims
+        from jext.random import RngImpl
+from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64
+from jext.testing._rng_checks import run_rng_check
+from tests import prims
         assert jax.default_backend() == "cpu"
         x = np.asarray({X.tolist()!r}, np.float32)
         exported = jext.lowering.export(prims.by_platform, x, platforms={PLATFORMS!r})
@@ -129,3 +135,34 @@ def test_an_export_made_on_the_cpu_runs_on_the_gpu(tmp_path: Path) -> None:
     np.testing.assert_allclose(out, GPU_RULE, rtol=1e-6)
     cpu = jax.device_put(X, jax.devices("cpu")[0])
     np.testing.assert_allclose(restored.call(cpu), CPU_RULE, rtol=1e-6)
+
+
+@pytest.mark.parametrize("form", ["rolled", "pallas"])
+def test_each_gpu_form_of_the_rngs_gives_the_known_answers_and_the_cpu_bits(
+    form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forms a GPU runs (docs/rng.md, "Forms"), compiled there: jext check's
+    known-answer check passes, and batched keys give the bits the CPU gives."""
+    device = gpu_devices()[0]
+    platform = gpu_platform(device)
+    if form == "pallas" and platform != "cuda":
+        pytest.skip("the pallas form runs on cuda (Triton) only")
+    monkeypatch.setenv("JEXT_RNG_FORM", f"{platform}={form}")
+    jax.clear_caches()  # JEXT_RNG_FORM is read at lowering
+    try:
+        for impl in (PHILOX4X64, CHACHA20, THREEFRY4X64):
+            with jax.default_device(device):
+                result = run_rng_check(impl, "known_answers")
+            assert result.status == "pass", (impl.name, result.message)
+            words = np.random.default_rng(7).integers(0, 2**32, (3, *impl.key_shape), np.uint32)
+
+            def bits(data: jax.Array, impl: RngImpl = impl) -> jax.Array:
+                keys = jax.random.wrap_key_data(data, impl=impl.jax_impl)
+                return jax.vmap(lambda k: jax.random.bits(k, (2**16 + 3,), jnp.uint32))(keys)
+
+            on_gpu = jax.jit(bits)(jax.device_put(words, device))
+            assert on_gpu.devices() == {device}
+            on_cpu = jax.jit(bits)(jax.device_put(words, jax.devices("cpu")[0]))
+            np.testing.assert_array_equal(np.asarray(on_gpu), np.asarray(on_cpu))
+    finally:
+        jax.clear_caches()

@@ -85,3 +85,20 @@ def test_a_step_without_time_left_is_skipped_and_fails_the_run(tmp_path: Path) -
     done = run(tmp_path, "--smoke", JEXT_GPU_BUDGET="5")
     assert done.returncode == 1
     assert re.search(r"^  exports\s+skipped\s+0s  out of time$", done.stdout, re.M)
+
+
+def test_the_gpu_half_writes_its_record_and_prints_it(tmp_path: Path) -> None:
+    results = tmp_path / "gpu.md"
+    dry = run(tmp_path, "--dry-run", "--gpu")
+    assert "results: would write " in dry.stdout and str(results) not in dry.stdout
+    # Forced onto the GPU half with no time for any step: each is skipped, and the record
+    # (the summary, then every step's section) is still written, printed and named.
+    done = run(tmp_path, "--gpu", JEXT_GPU_BUDGET="5", JEXT_GPU_RESULTS=str(results))
+    assert done.returncode == 1
+    text = results.read_text()
+    assert text.startswith("# A GPU session: `bench/gpu.sh`")
+    assert re.search(r"^  bench-rng\s+skipped\s+0s  out of time$", text, re.M)
+    for section in ("bench-rng", "bench-kernels", "build", "pytest", "check", "exports"):
+        assert f"\n## {section}" in text
+    assert text in done.stdout and f"results: written to {results}" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].startswith("  bench-kernels")

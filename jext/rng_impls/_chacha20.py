@@ -69,7 +69,7 @@ def _prepare(key: Words) -> Words:
     return key
 
 
-def _block(key: Words, counter: Words, rolled: bool = False) -> Words:
+def _block(key: Words, counter: Words, rolled: int = 0) -> Words:
     """The ChaCha20 block function: 16 output words from 8 key and 4 counter/nonce words."""
     ctr = jnp.broadcast_arrays(*counter)
     shape = ctr[0].shape
@@ -98,6 +98,7 @@ CHACHA20_RNG = CounterRng(
     prepare=_prepare,
     block=_block,
     seed_data=_seed_data,
+    unroll=2,  # the rolled form: ten double rounds: five loop iterations
 )
 
 

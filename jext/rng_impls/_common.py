@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +19,7 @@ from jax.extend.mlir.dialects import stablehlo
 from jax.typing import ArrayLike
 
 from jext import _host, _jax
+from jext._errors import LoweringError
 from jext._jax import mlir_ir as ir
 from jext.primitives import Primitive, primitive
 
@@ -24,7 +28,7 @@ Words = tuple[Array, ...]
 Pair = tuple[Array, Array]
 Shape = tuple[int, ...]
 # block(prepared_key, counter_words, rolled) -> output words; see run_rounds for ``rolled``.
-BlockFn = Callable[[Words, Words, bool], Words]
+BlockFn = Callable[[Words, Words, int], Words]
 Stage = Callable[[Words, Words], Words]
 
 U32 = np.uint32
@@ -153,6 +157,11 @@ def _splat(tensor_type: Any, value: int) -> Any:
     return stablehlo.constant(ir.DenseElementsAttr.get_splat(tensor_type, element))
 
 
+def _mulhi(a: Array, m: int) -> Array:
+    # Inside a Pallas kernel only lax ops lower: the split form, plain uint32 arithmetic.
+    return _mulhi32_split(a, m=m) if _IN_KERNEL.get() else mulhi32(a, m=m)
+
+
 def mulhilo64(a: Pair, m: int) -> tuple[Pair, Pair]:
     """The 128-bit product of a (low, high) pair and the 64-bit constant ``m``: (low, high).
 
@@ -161,10 +170,10 @@ def mulhilo64(a: Pair, m: int) -> tuple[Pair, Pair]:
     """
     a0, a1 = a
     m0, m1 = m & MASK32, m >> 32
-    l00, h00 = a0 * U32(m0), mulhi32(a0, m=m0)
-    l01, h01 = a0 * U32(m1), mulhi32(a0, m=m1)
-    l10, h10 = a1 * U32(m0), mulhi32(a1, m=m0)
-    l11, h11 = a1 * U32(m1), mulhi32(a1, m=m1)
+    l00, h00 = a0 * U32(m0), _mulhi(a0, m0)
+    l01, h01 = a0 * U32(m1), _mulhi(a0, m1)
+    l10, h10 = a1 * U32(m0), _mulhi(a1, m0)
+    l11, h11 = a1 * U32(m1), _mulhi(a1, m1)
     t = h00 + l01
     c1 = carry_of(t, l01)
     w1 = t + l10
@@ -212,6 +221,9 @@ def materialize(words: Sequence[Array]) -> Words:
     refuses to fuse a node into more than 15 such outputs (its code-duplication limit), so
     wider blocks are split into groups, each of which recomputes the shared chain.
     """
+    if _IN_KERNEL.get():
+        # In a Pallas kernel every value lives in registers: nothing to materialize.
+        return tuple(words)
     # Repeated arrays (the same traced value) are computed and returned once.
     slot: dict[int, int] = {}
     unique: list[Array] = []
@@ -253,18 +265,33 @@ def interleave(words: Sequence[Array]) -> Array:
 
 
 def run_rounds(
-    stages: Sequence[Stage], state: Words, params: Sequence[Words], *, rolled: bool
+    stages: Sequence[Stage], state: Words, params: Sequence[Words], *, rolled: int
 ) -> Words:
     """Apply a unit of rounds (``stages`` in order) to ``state`` once per entry of ``params``.
 
-    Unrolled, the whole chain fuses into one loop (fast to run, slow to compile).  Rolled,
-    the units run in a ``lax.scan`` whose body materializes the state after each stage, so
-    only one unit is compiled.
+    ``rolled == 0``: unrolled, the whole chain fuses into one loop (fast to run, slow to
+    compile).  ``rolled == k > 0``: the units run in a ``lax.scan`` unrolled ``k`` units per
+    iteration, whose body materializes the state after each stage, so only ``k`` units are
+    compiled (``True`` is 1).
     """
     # The parameters (a key schedule) are computed once, not once per block.
     flat = iter(materialize([w for p in params for w in p]))
     params = [tuple(next(flat) for _ in p) for p in params]
-    if not rolled or not params:
+    if _IN_KERNEL.get() and rolled and params and not any(params):
+        # In a Pallas kernel a loop must be a fori_loop (Triton's scf.for): units without
+        # parameters (ChaCha's double rounds) roll; others stay unrolled, which Triton
+        # compiles quickly (the Python loop below).
+        # Triton lowers fori_loops of unroll 1 only: the body applies the units itself.
+        per_step = int(rolled) if len(params) % int(rolled) == 0 else 1
+
+        def units(_: Array, x: Words) -> Words:
+            for _unit in range(per_step):
+                for stage in stages:
+                    x = tuple(stage(x, ()))
+            return x
+
+        return tuple(lax.fori_loop(0, len(params) // per_step, units, tuple(state)))
+    if not rolled or not params or _IN_KERNEL.get():
         for p in params:
             for stage in stages:
                 state = stage(state, p)
@@ -290,7 +317,7 @@ def run_rounds(
     if width:
         xs = jnp.stack(jnp.broadcast_arrays(*(w for p in params for w in p)))
         xs = xs.reshape(len(params), width, *xs.shape[1:])
-    state, _ = lax.scan(body, state, xs, length=len(params))
+    state, _ = lax.scan(body, state, xs, length=len(params), unroll=int(rolled))
     return state
 
 
@@ -307,14 +334,25 @@ def key_words(key: Array, count: int) -> Words:
 
 
 def _blocks(
-    block: BlockFn, prepared: Words, start: Words, first: Array, count: int, *, cpu: bool
+    block: BlockFn,
+    prepared: Words,
+    start: Words,
+    first: Array,
+    count: int,
+    *,
+    cpu: bool,
+    rolled: int | None = None,
 ) -> Array:
-    """Blocks ``first .. first + count - 1`` of the stream, words in order: ``(*batch, n)``."""
+    """Blocks ``first .. first + count - 1`` of the stream, words in order: ``(*batch, n)``.
+
+    ``rolled`` as :func:`run_rounds` takes it; None: unrolled from 4096 blocks on.
+    """
     index = first + lax.iota(U32, count)
-    rolled = count < _UNROLL_MIN_BLOCKS
+    if rolled is None:
+        rolled = int(count < _UNROLL_MIN_BLOCKS)
     words = jnp.broadcast_arrays(*block(prepared, add_to_counter(start, index), rolled))
-    # On XLA:CPU the block words are computed once (variadic reduce) before interleaving;
-    # elsewhere a plain stack is one concatenate fusion that computes each block once.
+    # With cpu=True the block words are computed once (variadic reduce) before
+    # interleaving; else a plain stack, one concatenate fusion.
     stacked = interleave(words) if cpu else jnp.stack(words, axis=-1)
     return stacked.reshape(*stacked.shape[:-2], -1)
 
@@ -327,7 +365,7 @@ def _check_blocks(nblocks: int) -> None:
 def stream_words_chunked(
     block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
 ) -> Array:
-    """The first ``nwords`` words from ``start`` on, chunk by chunk (the XLA:CPU strategy).
+    """The first ``nwords`` words from ``start`` on, chunk by chunk (the chunked form).
 
     Long streams are generated in a ``lax.scan`` over chunks of ``2**19`` words, so the
     per-word intermediates of a chunk stay in cache.
@@ -354,7 +392,7 @@ def stream_words_chunked(
 def stream_words_fused(
     block: BlockFn, prepared: Words, start: Words, block_words: int, nwords: int
 ) -> Array:
-    """The first ``nwords`` words from ``start`` on, in one pass (the GPU/TPU strategy).
+    """The first ``nwords`` words from ``start`` on, in one pass (the unrolled form).
 
     One elementwise computation over every block of the output: no loop over chunks, and
     no intermediate larger than the output.
@@ -365,6 +403,107 @@ def stream_words_fused(
     if nblocks == 0:
         return jnp.zeros((*batch, 0), U32)
     flat = _blocks(block, prepared, start, jnp.zeros((), U32), nblocks, cpu=False)
+    return flat if flat.shape[-1] == nwords else flat[..., :nwords]
+
+
+def stream_words_rolled(
+    block: BlockFn,
+    prepared: Words,
+    start: Words,
+    block_words: int,
+    nwords: int,
+    *,
+    unroll: int = 1,
+) -> Array:
+    """The first ``nwords`` words from ``start`` on, the rounds in a loop (the rolled form).
+
+    One pass over every block of the output, as :func:`stream_words_fused`, with the
+    rounds in a ``lax.scan`` of ``unroll`` round units per iteration whatever the size, so
+    compiling it takes the same time for every request; the block words are computed once
+    each (:func:`interleave`) before they are stacked.
+    """
+    nblocks = -(-nwords // block_words)
+    _check_blocks(nblocks)
+    batch = jnp.broadcast_shapes(*(w.shape[:-1] for w in (*prepared, *start)))
+    if nblocks == 0:
+        return jnp.zeros((*batch, 0), U32)
+    zero = jnp.zeros((), U32)
+    flat = _blocks(block, prepared, start, zero, nblocks, cpu=True, rolled=unroll)
+    return flat if flat.shape[-1] == nwords else flat[..., :nwords]
+
+
+# Set while a Pallas kernel body is traced: values are registers, and only lax ops lower.
+_IN_KERNEL: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "jext_rng_in_kernel", default=False
+)
+
+
+@contextlib.contextmanager
+def _in_kernel() -> Iterator[None]:
+    token = _IN_KERNEL.set(True)
+    try:
+        yield
+    finally:
+        _IN_KERNEL.reset(token)
+
+
+# Words each Pallas program writes: 16 KiB, 256 ChaCha20 blocks or 512 of the others.
+_PALLAS_WORDS: Final = 4096
+
+
+def stream_words_pallas(rng: CounterRng, key: Array, nwords: int, *, interpret: bool) -> Array:
+    """The first ``nwords`` words of each key's stream from a Pallas kernel (the pallas form).
+
+    ``key`` is ``uint32[B, L]`` key data.  Each program enciphers ``4096 // block_words``
+    consecutive blocks of one key in registers (the rounds unrolled: Triton compiles
+    straight-line integer code quickly) and writes them as one ``(blocks, block_words)``
+    tile, in stream order: one write of the output and nothing else.  ``interpret=True``
+    runs it in the Pallas interpreter (any platform; how the form is checked on CPU);
+    otherwise it is compiled by Triton (cuda).
+    """
+    # Pallas loads only when this form is traced.
+    from jax.experimental import pallas as pl  # noqa: PLC0415 - Pallas loads only when this form is traced
+
+    nblocks = -(-nwords // rng.block_words)
+    _check_blocks(nblocks)
+    nkeys = key.shape[0]
+    if nblocks == 0 or nkeys == 0:
+        return jnp.zeros((nkeys, nwords), U32)
+    width = rng.block_words
+    per_program = _PALLAS_WORDS // width
+    programs = -(-nblocks // per_program)
+    # Triton's blocks have power-of-two sides: the key data is padded to one.
+    padded = 1 << (rng.data_words - 1).bit_length()
+    data = jnp.pad(key, ((0, 0), (0, padded - rng.data_words)))
+
+    def kernel(key_ref: Any, out_ref: Any) -> None:
+        with _in_kernel():
+            words = tuple(key_ref[0, i] for i in range(rng.data_words))
+            kw, cw = words[: rng.key_words], words[rng.key_words :]
+            program = pl.program_id(0) % programs
+            index = (program * per_program).astype(U32) + lax.iota(U32, per_program)
+            out = rng.block(rng.prepare(kw), add_to_counter(cw, index), rng.unroll)
+            # The tile (blocks, words) from its columns: selects, which every compiler
+            # lowers (Triton has no concatenate).
+            column = lax.broadcasted_iota(jnp.int32, (per_program, width), 1)
+            tile = jnp.zeros((per_program, width), U32)
+            for i, word in enumerate(jnp.broadcast_arrays(*out)):
+                tile = tile | jnp.where(column == i, word[:, None], _ZERO)
+            out_ref[0] = tile
+
+    params = None if interpret else _jax.pallas_triton_params(num_warps=4, num_stages=1)
+    tiles: Array = pl.pallas_call(
+        kernel,
+        out_shape=_jax.shape_dtype_struct((nkeys, programs * per_program, width), U32),
+        # One grid axis (Triton's second and third are limited to 65535 programs).
+        grid=(nkeys * programs,),
+        in_specs=[pl.BlockSpec((1, padded), lambda p: (p // programs, 0))],
+        out_specs=pl.BlockSpec((1, per_program, width), lambda p: (p // programs, p % programs, 0)),
+        interpret=interpret,
+        compiler_params=params,
+        name=f"jext_{rng.name}_bits",
+    )(data)
+    flat = tiles.reshape(nkeys, -1)
     return flat if flat.shape[-1] == nwords else flat[..., :nwords]
 
 
@@ -406,23 +545,27 @@ def bits_dtype(bit_width: int) -> np.dtype[np.unsignedinteger]:
 
 
 def seed_halves(seed: Array) -> tuple[Array, Array]:
-    """Low and high uint32 halves of an integer seed.
+    """Low and high uint32 halves of an integer seed's value modulo ``2**64``.
 
-    A 64-bit seed is split as its two's-complement bits; a narrower one is its ``uint32``
-    value (a negative one modulo ``2**32``) zero-extended, as JAX's ``threefry_seed``
-    does.  So a seed in ``[2**31, 2**32)``, which JAX passes as ``int32`` without x64,
-    gives the same key with x64 on or off; ``-1`` is ``2**32 - 1`` without x64 and
-    ``2**64 - 1`` with it, as for JAX's own keys.
+    A seed means its integer value, whatever its dtype: a signed one is sign-extended, an
+    unsigned one zero-extended, so ``int32(-1)`` and ``int64(-1)`` are both ``2**64 - 1``
+    and ``uint32(2**32 - 1)`` is ``2**32 - 1``.  A traced seed therefore gives the key
+    the same value gives outside ``jit``, with x64 on or off.  (Python ints beyond
+    ``int32`` without x64 never reach here whole, since JAX truncates them to ``int32``
+    first; ``jext.random.key`` takes them as ``int64``, see :func:`jext.random.key`.)
     """
     if seed.shape:
         raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
     if not jnp.issubdtype(seed.dtype, jnp.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    # For a signed seed narrower than 32 bits the conversion sign-extends first.
     lo = lax.convert_element_type(seed, U32)
     if seed.dtype.itemsize == 8:
         hi = lax.convert_element_type(
             lax.shift_right_logical(seed, jnp.asarray(32, seed.dtype)), U32
         )
+    elif jnp.issubdtype(seed.dtype, jnp.signedinteger):
+        hi = jnp.where(seed < 0, U32(MASK32), _ZERO)
     else:
         hi = jnp.zeros((), U32)
     return lo, hi
@@ -452,6 +595,8 @@ class CounterRng:
     prepare: Callable[[Words], Words]
     block: BlockFn
     seed_data: Callable[[Array, Array], Words]
+    # Round units per iteration of the rolled form's loop (see run_rounds).
+    unroll: int = 1
 
     def __post_init__(self) -> None:
         if len(self.fresh_words) > self.block_words or max(self.fresh_words) >= self.data_words:
@@ -518,11 +663,11 @@ class CounterRng:
 
     @functools.cached_property
     def bits_primitive(self) -> Primitive[..., Array]:
-        """``random_bits`` as a jext primitive: one generation strategy per platform.
+        """``random_bits`` as a jext primitive: one form of the generator per platform.
 
-        ``bits(key_data, bit_width=, shape=)`` takes ``uint32[*batch, L]`` key data.  Its
-        reference (used on cuda, rocm and tpu) generates the whole output in one fused
-        pass; its cpu rule generates it in cache-sized chunks.  Both give the same bits.
+        ``bits(key_data, bit_width=, shape=)`` takes ``uint32[*batch, L]`` key data.  Each
+        platform's rule lowers the form :func:`form_for` chooses (``JEXT_RNG_FORM`` forces
+        one); its reference is the unrolled form.  Every form gives the same bits.
         """
         return _bits_primitive(self)
 
@@ -534,6 +679,43 @@ class CounterRng:
         stream = strategy(self.block, self.prepare(kw), cw, self.block_words, nwords)
         return words_to_bits(stream, bit_width, shape)
 
+    def form(self, form: Form, *, interpret: bool = True) -> BitsFn:
+        """The traceable ``bits(key_data, bit_width=, shape=)`` of ``form`` (not ``native``).
+
+        ``interpret`` is for the pallas form: the Pallas interpreter (any platform) or
+        Triton (cuda).  Tests and benchmarks call a form through this, or force it for
+        every lowering with ``JEXT_RNG_FORM``.
+        """
+        if form == "pallas":
+            return functools.partial(self._pallas_bits, interpret=interpret)
+        strategies: dict[str, Strategy] = {
+            "chunked": stream_words_chunked,
+            "unrolled": stream_words_fused,
+            "rolled": functools.partial(stream_words_rolled, unroll=self.unroll),
+        }
+        if form not in strategies:
+            raise ValueError(
+                f"{form!r} is not a traceable form of {self.name}; expected one of "
+                f"{sorted([*strategies, 'pallas'])}"
+            )
+        strategy = strategies[form]
+
+        def bits(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
+            return self.stream_bits(key, bit_width, shape, strategy=strategy)
+
+        bits.__qualname__ = f"{self.name}_bits_{form}"
+        return bits
+
+    def _pallas_bits(
+        self, key: Array, /, *, bit_width: int, shape: Shape, interpret: bool
+    ) -> Array:
+        nwords = -(-math.prod(shape) * bit_width // 32)
+        batch = key.shape[:-1]
+        flat = stream_words_pallas(
+            self, key.reshape(-1, key.shape[-1]), nwords, interpret=interpret
+        )
+        return words_to_bits(flat.reshape(*batch, nwords), bit_width, shape)
+
     def random_bits(self, key: Array, bit_width: int, shape: Shape) -> Array:
         """``bit_width``-bit integers read from the key's stream, little-endian, in C order."""
         if bit_width not in (8, 16, 32, 64):
@@ -543,37 +725,126 @@ class CounterRng:
 
 
 Strategy = Callable[[BlockFn, Words, Words, int, int], Array]
+BitsFn = Callable[..., Array]
+
+
+# --- forms per platform ----------------------------------------------------------------------
+
+Form = Literal["native", "chunked", "unrolled", "rolled", "pallas"]
+"""A way of generating a generator's bits (docs/rng.md, "Forms"):
+
+- ``native``: jext-rng-native's multi-threaded C++ kernel, an FFI call (cpu);
+- ``chunked``: XLA, a ``lax.scan`` over cache-sized chunks, each one fused loop (cpu);
+- ``unrolled``: XLA, one elementwise pass over every block, the rounds unrolled;
+- ``rolled``: XLA, one pass over every block, the rounds in a ``lax.scan`` of a few round
+  units per iteration (``CounterRng.unroll``): compiles in the same time at every size;
+- ``pallas``: a Pallas kernel, each program a tile of blocks in registers; Triton on
+  cuda, the Pallas interpreter on cpu (for checking it).
+"""
+FORMS: Final[tuple[Form, ...]] = get_args(Form)
+PLATFORMS: Final = ("cpu", "cuda", "rocm", "tpu")
+ENV_RNG_FORM: Final = "JEXT_RNG_FORM"
+DEFAULT_FORMS: Final[dict[str, Form]] = {
+    "cpu": "native",  # the chunked form where jext-rng-native is not installed
+    "cuda": "rolled",
+    "rocm": "rolled",
+    "tpu": "unrolled",
+}
+# Where each form runs: the pallas form as Triton on cuda, interpreted on cpu.
+FORM_PLATFORMS: Final[dict[Form, tuple[str, ...]]] = {
+    "native": ("cpu",),
+    "chunked": PLATFORMS,
+    "unrolled": PLATFORMS,
+    "rolled": PLATFORMS,
+    "pallas": ("cpu", "cuda"),
+}
+
+
+def forced_form(platform: str) -> Form | None:
+    """The form ``JEXT_RNG_FORM`` forces on ``platform``, or None (read at each lowering).
+
+    The value is a comma-separated list of ``FORM`` (every platform) and ``PLATFORM=FORM``
+    entries, a platform's own entry winning: ``JEXT_RNG_FORM=rolled`` or
+    ``JEXT_RNG_FORM=cuda=pallas,cpu=rolled``.  :class:`jext.LoweringError` for an unknown
+    form or platform.
+    """
+    value = os.environ.get(ENV_RNG_FORM, "").strip()
+    general: Form | None = None
+    own: Form | None = None
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        where, equals, name = item.rpartition("=")
+        form = next((f for f in FORMS if f == name), None)
+        if form is None or (equals and where not in PLATFORMS):
+            raise LoweringError(
+                f"{ENV_RNG_FORM}={value!r}: {item!r} is neither FORM nor PLATFORM=FORM, with "
+                f"FORM one of {list(FORMS)} and PLATFORM one of {list(PLATFORMS)}"
+            )
+        if not equals:
+            general = form
+        elif where == platform:
+            own = form
+    return own or general
+
+
+def form_for(platform: str, *, export: bool, native: bool) -> Form:
+    """The form the bits primitives lower on ``platform``.
+
+    ``JEXT_RNG_FORM``'s, else :data:`DEFAULT_FORMS`'.  The native form needs the kernel
+    (``native``: jext-rng-native registered it and ``JEXT_RNG_NATIVE`` is not 0) and is
+    never exported (a serialized module must run where the plugin is not installed): the
+    chunked form, with the same bits, stands in by default, and a forced native form
+    raises :class:`jext.LoweringError` where the kernel is missing.
+    """
+    forced = forced_form(platform)
+    form = forced or DEFAULT_FORMS.get(platform, "unrolled")
+    if platform in PLATFORMS and platform not in FORM_PLATFORMS[form]:
+        raise LoweringError(
+            f"{ENV_RNG_FORM}: the {form} form of jext's RNGs does not run on {platform} (it "
+            f"runs on {', '.join(FORM_PLATFORMS[form])}); force another form for {platform} "
+            f"({ENV_RNG_FORM}={platform}=<form>) or unset it"
+        )
+    if form == "native" and (export or not native):
+        if forced == "native" and not export:
+            raise LoweringError(
+                f"{ENV_RNG_FORM}: the native form of jext's RNGs needs jext-rng-native's "
+                "kernels (pip install plugins/jext-rng-native, and JEXT_RNG_NATIVE not 0)"
+            )
+        return "chunked"
+    return form
 
 
 def _bits_primitive(rng: CounterRng) -> Primitive[..., Array]:
-    def fused(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
-        return rng.stream_bits(key, bit_width, shape, strategy=stream_words_fused)
-
-    def chunked(key: Array, /, *, bit_width: int, shape: Shape) -> Array:
-        return rng.stream_bits(key, bit_width, shape, strategy=stream_words_chunked)
-
+    unrolled = rng.form("unrolled")
     target = native_target_name(rng.name)
 
-    def cpu(ctx: Any, key: Any, /, *, bit_width: int, shape: Shape) -> Sequence[Any]:
-        # Decided at each lowering, not at definition: the primitive is core and frozen
-        # before any plugin loads (see native_cpu_target).
-        if native_cpu_target(target) is not None and not _jax.lowering_for_export(ctx):
-            ffi: Callable[..., Sequence[Any]] = jax.ffi.ffi_lowering(target)
-            return ffi(ctx, key, bit_width=np.int64(bit_width))
-        xla = functools.partial(chunked, bit_width=bit_width, shape=shape)
-        return _jax.lower_jaxpr(ctx, _jax.trace_avals(lambda k: [xla(k)], _jax.avals_in(ctx)), key)
+    def platform_rule(platform: str) -> Callable[..., Sequence[Any]]:
+        def rule(ctx: Any, key: Any, /, *, bit_width: int, shape: Shape) -> Sequence[Any]:
+            # Decided at each lowering, not at definition: the primitive is core and frozen
+            # before any plugin loads (see native_cpu_target), and JEXT_RNG_FORM may change.
+            native = platform == "cpu" and native_cpu_target(target) is not None
+            form = form_for(platform, export=_jax.lowering_for_export(ctx), native=native)
+            if form == "native":
+                ffi: Callable[..., Sequence[Any]] = jax.ffi.ffi_lowering(target)
+                return ffi(ctx, key, bit_width=np.int64(bit_width))
+            fn = functools.partial(
+                rng.form(form, interpret=platform != "cuda"), bit_width=bit_width, shape=shape
+            )
+            return _jax.lower_jaxpr(
+                ctx, _jax.trace_avals(lambda k: [fn(k)], _jax.avals_in(ctx)), key
+            )
 
-    fused.__qualname__ = f"{rng.name}_bits_fused"
-    chunked.__qualname__ = f"{rng.name}_bits_chunked"
-    cpu.__qualname__ = f"{rng.name}_bits_cpu"
-    prim = primitive(f"jext.rng_impls.{rng.name}_bits")(fused)
+        rule.__qualname__ = f"{rng.name}_bits_{platform}"
+        return rule
+
+    prim = primitive(f"jext.rng_impls.{rng.name}_bits")(unrolled)
 
     @prim.def_abstract_eval
     def _abstract(key: Any, /, *, bit_width: int, shape: Shape) -> Any:
         return _jax.shaped_array((*key.shape[:-1], *shape), bits_dtype(bit_width))
 
-    prim.def_lowering(cpu, platform="cpu", raw=True)
-    # Both strategies take any leading batch axes of key data.
+    for platform in PLATFORMS:
+        prim.def_lowering(platform_rule(platform), platform=platform, raw=True)
+    # Every form takes any leading batch axes of key data.
     prim.def_batching_leading_axis()
     return prim
 

@@ -15,7 +15,7 @@ pseudorandom key, ``c1`` and ``c2``, and ``c0 = c3 = 0``: a new stream at positi
 
 ``seed(s)`` is ``numpy_philox_key_data(s mod 2**64)``, so
 ``jext.random.key(s, impl="jext.philox4x64")`` reproduces ``numpy.random.Philox(key=s)``
-for ``0 <= s < 2**63`` (``2**32`` without x64, where a seed is zero-extended from 32 bits).
+for ``0 <= s < 2**63``, with x64 on or off.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _round(x: Words, round_key: Words) -> Words:
     return flatten([xor64(xor64(hi1, v[1]), k0), lo1, xor64(xor64(hi0, v[3]), k1), lo0])
 
 
-def _block(round_keys: Words, counter: Words, rolled: bool = False) -> Words:
+def _block(round_keys: Words, counter: Words, rolled: int = 0) -> Words:
     """Philox4x64 on counters given as 8 little-endian uint32 word arrays."""
     params = [round_keys[i : i + 4] for i in range(0, len(round_keys), 4)]
     return run_rounds([_round], tuple(jnp.broadcast_arrays(*counter)), params, rolled=rolled)
@@ -103,6 +103,7 @@ PHILOX4X64_RNG = CounterRng(
     prepare=_prepare,
     block=_block,
     seed_data=_seed_data,
+    unroll=2,  # the rolled form: ten one-round units: five loop iterations
 )
 
 

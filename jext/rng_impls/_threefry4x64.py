@@ -90,7 +90,7 @@ def _eight_rounds(state: Words, subkeys: Words) -> Words:
     return flatten(_inject(_mix(x, 4, 8), sk[4:]))
 
 
-def _block(subkeys: Words, counter: Words, rolled: bool = False, rounds: int = _ROUNDS) -> Words:
+def _block(subkeys: Words, counter: Words, rolled: int = 0, rounds: int = _ROUNDS) -> Words:
     """Threefry4x64 on counters given as 8 little-endian uint32 word arrays."""
     ks = pairs(subkeys)
     x = _inject(pairs(jnp.broadcast_arrays(*counter)), _subkey(ks, 0))
@@ -121,6 +121,7 @@ THREEFRY4X64_RNG = CounterRng(
     prepare=_prepare,
     block=_block,
     seed_data=_seed_data,
+    unroll=1,  # the rolled form: two eight-round units: two loop iterations
 )
 
 

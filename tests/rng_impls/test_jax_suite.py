@@ -106,18 +106,60 @@ def test_seed_jit_invariance(name: str, seed: Any) -> None:
         np.testing.assert_array_equal(key_data_of_seed(name)(s), data(make_key(name, s)))
 
 
-def test_seeds_below_2_to_32_give_one_key_with_or_without_x64(name: str) -> None:
-    """Without x64 JAX passes a seed in ``[2**31, 2**32)`` as a negative ``int32``: it is
-    zero-extended, as JAX's ``threefry_seed`` does, so the key is the one x64 gives, and not
-    the key of ``-1`` (``2**64 - 1`` with x64)."""
-    for seed in (2**31, 2**32 - 1):
-        with jax.enable_x64(False):
-            narrow = data(make_key(name, seed))
-        with jax.enable_x64(True):
-            np.testing.assert_array_equal(narrow, data(make_key(name, seed)))
-            assert not np.array_equal(narrow, data(make_key(name, -1)))
+# Seeds around every width JAX converts them through, and beyond int64 (JAX's errors).
+SEEDS = (0, -1, 5, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 5, 2**63 - 1, -(2**31), -(2**63))
+OUT_OF_RANGE = (2**63, 2**64 - 1, 2**64, -(2**63) - 1)
+
+
+def halves_of_threefry2x32(seed: int) -> tuple[int, int]:
+    """(low, high) uint32 halves of ``seed`` as ``jax.random.key`` reads a Python int with
+    x64 on: threefry2x32's key data is (high, low) of the seed as an int64."""
+    with jax.enable_x64(True):
+        hi, lo = np.asarray(jax.random.key_data(jax.random.key(seed, impl="threefry2x32")))
+    return int(lo), int(hi)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_a_python_int_seed_means_one_key_with_or_without_x64(name: str, x64: bool) -> None:
+    """Every jext generator puts the seed's (low, high) halves first in its key data: a
+    Python int is the int64 JAX makes of it with x64 on, in both modes, so ``2**32 + 5``
+    is not ``5`` and ``2**32 - 1`` is not ``-1`` without x64, as with it."""
+    keys = {}
+    for seed in SEEDS:
+        with jax.enable_x64(x64):
+            keys[seed] = data(make_key(name, seed))
+            inside_jit = np.asarray(
+                jax.jit(lambda s=seed: jax.random.key_data(make_key(name, s)))()
+            )
+        np.testing.assert_array_equal(inside_jit, keys[seed])
+        assert tuple(int(w) for w in keys[seed][:2]) == halves_of_threefry2x32(seed), seed
+        with jax.enable_x64(not x64):
+            np.testing.assert_array_equal(data(make_key(name, seed)), keys[seed])
+    assert len({k.tobytes() for k in keys.values()}) == len(SEEDS)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_seeds_beyond_int64_raise_what_jax_raises(name: str, x64: bool) -> None:
+    for seed in OUT_OF_RANGE:
+        with jax.enable_x64(x64):
+            with pytest.raises(OverflowError) as theirs:
+                jax.random.key(seed, impl="threefry2x32")
+            with pytest.raises(theirs.type):
+                make_key(name, seed)
+
+
+def test_a_signed_array_seed_is_its_value(name: str) -> None:
+    """An int32 ``-1`` (a traced Python ``-1`` without x64) is the key of ``-1``, and a
+    ``uint32`` ``2**32 - 1`` that of ``2**32 - 1``: a seed means its value, whatever its
+    dtype, under ``jit`` or not."""
     with jax.enable_x64(False):
-        np.testing.assert_array_equal(data(make_key(name, -1)), data(make_key(name, 2**32 - 1)))
+        minus_one = data(make_key(name, -1))
+        for seed in (np.int32(-1), np.int8(-1), jnp.int16(-1)):
+            np.testing.assert_array_equal(data(make_key(name, seed)), minus_one)
+            np.testing.assert_array_equal(key_data_of_seed(name)(seed), minus_one)
+        np.testing.assert_array_equal(
+            data(make_key(name, np.uint32(2**32 - 1))), data(make_key(name, 2**32 - 1))
+        )
 
 
 def test_seed_errors(name: str) -> None:

@@ -22,7 +22,7 @@ import jext.random
 from jext._registry import registry
 from jext.rng_impls._common import CounterRng, native_cpu_target, native_target_name
 from tests.conftest import run_python
-from tests.rng_impls.test_strategies import RNGS, Rule, draw, key_data, rule
+from tests.rng_impls.test_strategies import RNGS, Rule, draw, form, key_data
 
 native = pytest.importorskip(
     "jext_rng_native", reason="jext-rng-native is not installed (the README set-up installs it)"
@@ -70,7 +70,7 @@ def test_threads_split_the_stream_exactly(rng: CounterRng, monkeypatch: pytest.M
     # 8 keys of 30001 bytes: enough for 3 threads (64 KiB each at least), whose ranges
     # start in the middle of a key and of a block group.
     keys = key_data(rng, (8,), seed=3)
-    want = draw(rule(rng, "cuda"), keys, 8, (30001,))
+    want = draw(form(rng, "unrolled"), keys, 8, (30001,))
     monkeypatch.setenv("JEXT_RNG_THREADS", "1")  # read by the kernel at each call
     one = draw(cpu(rng), keys, 8, (30001,))
     monkeypatch.setenv("JEXT_RNG_THREADS", "3")  # capped by the cores there are

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jext.random
 from jext.rng_impls import PHILOX4X64, numpy_philox_key_data, philox4x64_key_data
 
 # (key, counter): zero, carries out of counter word 0, 1 and 2 within a few blocks, and the
@@ -79,14 +80,14 @@ def test_seed_is_numpy_key_with_counter_zero() -> None:
     with jax.enable_x64(True):
         big = np.asarray(jax.random.key_data(jax.random.key(2**63 - 5, impl=PHILOX4X64.jax_impl)))
     np.testing.assert_array_equal(big, numpy_philox_key_data(2**63 - 5))
-    # -1 is 2**64 - 1 with x64; without it, an int32 seed is zero-extended (2**32 - 1).
-    for x64, wraps_to in ((True, 2**64 - 1), (False, 2**32 - 1)):
+    # -1 is 2**64 - 1 with x64 (an int64) and without it (an int32, sign-extended).
+    for x64 in (True, False):
         with jax.enable_x64(x64):
             negative = jax.random.key_data(jax.random.key(-1, impl=PHILOX4X64.jax_impl))
-        np.testing.assert_array_equal(np.asarray(negative), numpy_philox_key_data(wraps_to))
-    with jax.enable_x64(False):
-        top = jax.random.key_data(jax.random.key(2**32 - 1, impl=PHILOX4X64.jax_impl))
-    np.testing.assert_array_equal(np.asarray(top), numpy_philox_key_data(2**32 - 1))
+            # jext.random.key reads a Python int as an int64 in both modes.
+            top = jax.random.key_data(jext.random.key(2**32 - 1, impl="jext.philox4x64"))
+        np.testing.assert_array_equal(np.asarray(negative), numpy_philox_key_data(2**64 - 1))
+        np.testing.assert_array_equal(np.asarray(top), numpy_philox_key_data(2**32 - 1))
 
 
 def test_key_data_constructors() -> None:

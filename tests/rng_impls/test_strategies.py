@@ -1,11 +1,11 @@
-"""Per-platform generation strategies: the same bits everywhere, and GPU-shaped GPU modules.
+"""Forms of each generator per platform: the same bits everywhere, and GPU-shaped GPU modules.
 
-``random_bits`` of every bundled generator is a jext primitive whose cpu rule calls
-jext-rng-native's kernel or generates the stream chunk by chunk (the XLA path), and whose
-cuda/rocm/tpu rule generates it in one fused pass.  The XLA path and the fused pass are
-traceable, so both run here on CPU and must give identical bits (test_native.py holds the
-kernel to them); the exported cuda module must look like one fused computation (no loop,
-nothing larger than JAX's own threefry2x32 module holds).
+``random_bits`` of every bundled generator is a jext primitive whose rule on each platform
+lowers one form (docs/rng.md, "Forms"): on cpu jext-rng-native's kernel or the chunked XLA
+path, on cuda and rocm the rolled form, on tpu the unrolled one; ``JEXT_RNG_FORM`` forces
+another.  The XLA forms and the Pallas kernel (interpreted) run here on CPU and must give
+identical bits (test_native.py holds the kernel to them); the exported cuda module must
+make one pass over the output (nothing larger than JAX's own threefry2x32 module holds).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jext._errors import LoweringError
 from jext.random import get_impl
 from jext.rng_impls import _common
 from jext.rng_impls._chacha20 import CHACHA20_RNG
@@ -47,20 +48,14 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_common, "_CHUNK_WORDS", 8)
 
 
-def rule(rng: CounterRng, platform: str) -> Rule:
-    info = rng.bits_primitive.lowering_rule(platform)
-    assert info is not None and info.kind in ("reference", "traceable")
-    fn: Rule = info.fn
-    return fn
+def form(rng: CounterRng, name: _common.Form) -> Rule:
+    """The traceable form ``name`` of ``rng`` (the pallas form interpreted)."""
+    return rng.form(name, interpret=True)
 
 
 def xla_cpu(rng: CounterRng) -> Rule:
     """The XLA path of the cpu rule (its rule calls jext-rng-native's kernel where installed)."""
-
-    def chunked(key: jax.Array, /, *, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
-        return rng.stream_bits(key, bit_width, shape, strategy=_common.stream_words_chunked)
-
-    return chunked
+    return form(rng, "chunked")
 
 
 def key_data(rng: CounterRng, batch: tuple[int, ...], seed: int = 5) -> jax.Array:
@@ -98,24 +93,78 @@ def assert_same_bits(
 
 
 @pytest.mark.usefixtures("small_chunks")
-def test_every_strategy_gives_the_same_bits(rng: CounterRng) -> None:
-    # The fused (cuda) rule, the cpu rule's XLA path, and the cpu rule itself: with
-    # jext-rng-native installed, its kernel (test_native.py checks that it is called).
-    # Key arrays too: every rule takes leading batch axes of key data.
-    assert_same_bits(rule(rng, "cuda"), [xla_cpu(rng), rng.bits_primitive], key_data(rng, (2, 3)))
+def test_every_form_gives_the_same_bits(rng: CounterRng) -> None:
+    # The unrolled, rolled and pallas forms, the chunked XLA path, and the cpu rule itself:
+    # with jext-rng-native installed, its kernel (test_native.py checks that it is called).
+    # Key arrays too: every form takes leading batch axes of key data.
+    others = [form(rng, name) for name in ("rolled", "pallas", "chunked")]
+    assert_same_bits(form(rng, "unrolled"), [*others, rng.bits_primitive], key_data(rng, (2, 3)))
 
 
-def test_rules_are_the_strategies_by_platform(rng: CounterRng) -> None:
+def test_rules_lower_the_form_of_their_platform(rng: CounterRng) -> None:
     platforms = rng.bits_primitive.lowering_platforms()
-    assert platforms["cpu"].startswith(f"{rng.name}_bits_cpu")
-    assert {platforms[p] for p in ("cuda", "rocm", "tpu")} == {"reference"}
-    assert rng.bits_primitive.reference.__qualname__.endswith("_bits_fused")
+    for platform in _common.PLATFORMS:
+        assert platforms[platform].startswith(f"{rng.name}_bits_{platform}")
+    assert rng.bits_primitive.reference.__qualname__.endswith("_bits_unrolled")
+    assert _common.DEFAULT_FORMS == {
+        "cpu": "native",
+        "cuda": "rolled",
+        "rocm": "rolled",
+        "tpu": "unrolled",
+    }
+
+
+def lowered_text(rng: CounterRng, n: int = 4096) -> str:
+    """The cpu module of ``jax.random.bits`` on a key of ``rng`` (lowered afresh)."""
+    impl = get_impl(f"jext.{rng.name}").jax_impl
+    key = jax.random.key(0, impl=impl)
+    return jax.jit(lambda k: jax.random.bits(k, (n,), jnp.uint32)).lower(key).as_text()
+
+
+def test_jext_rng_form_forces_a_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = CHACHA20_RNG
+    monkeypatch.setenv("JEXT_RNG_FORM", "rolled")
+    assert lowered_text(rng).count("stablehlo.while") == 1  # the rounds' loop
+    monkeypatch.setenv("JEXT_RNG_FORM", "cuda=pallas,cpu=unrolled")  # a platform's own wins
+    text = lowered_text(rng, 2**16)  # unrolled from 4096 blocks on
+    assert "stablehlo.while" not in text and "custom_call" not in text
+    monkeypatch.setenv("JEXT_RNG_FORM", "pallas")  # interpreted on cpu: a loop over programs
+    assert "custom_call" not in lowered_text(rng)
+
+
+@pytest.mark.parametrize(
+    ("value", "platform", "message"),
+    [
+        ("fast", "cpu", "'fast' is neither FORM nor PLATFORM=FORM"),
+        ("gpu=rolled", "cuda", "'gpu=rolled' is neither FORM nor PLATFORM=FORM"),
+        ("pallas", "tpu", "the pallas form of jext's RNGs does not run on tpu"),
+        ("rocm=native", "rocm", "the native form of jext's RNGs does not run on rocm"),
+    ],
+)
+def test_a_form_that_cannot_run_is_refused(
+    monkeypatch: pytest.MonkeyPatch, value: str, platform: str, message: str
+) -> None:
+    monkeypatch.setenv("JEXT_RNG_FORM", value)
+    with pytest.raises(LoweringError, match=re.escape(message)):
+        _common.form_for(platform, export=False, native=True)
+
+
+def test_native_form_stands_down_for_exports_and_a_missing_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _common.form_for("cpu", export=False, native=True) == "native"
+    assert _common.form_for("cpu", export=True, native=True) == "chunked"
+    assert _common.form_for("cpu", export=False, native=False) == "chunked"
+    monkeypatch.setenv("JEXT_RNG_FORM", "native")
+    assert _common.form_for("cpu", export=True, native=False) == "chunked"
+    with pytest.raises(LoweringError, match="needs jext-rng-native's kernels"):
+        _common.form_for("cpu", export=False, native=False)
 
 
 @pytest.mark.usefixtures("small_chunks")
 def test_batched_keys_give_each_key_its_own_stream(rng: CounterRng) -> None:
     keys = key_data(rng, (3,), seed=8)
-    for fn in (xla_cpu(rng), rule(rng, "cuda")):
+    for fn in (xla_cpu(rng), form(rng, "rolled"), form(rng, "pallas")):
         # One compiled program per rule: the batch and each key on its own.
         batched, *each = run_fast(
             lambda k, fn=fn: [fn(x, bit_width=32, shape=(21,)) for x in (k, k[0], k[1], k[2])],
@@ -129,7 +178,7 @@ def test_public_api_uses_the_same_stream(rng: CounterRng) -> None:
     keys = key_data(rng, (2,), seed=11)
     typed = jax.random.wrap_key_data(keys, impl=get_impl(f"jext.{rng.name}").jax_impl)
     got = np.asarray(jax.jit(jax.vmap(lambda k: jax.random.bits(k, (2, 9), jnp.uint16)))(typed))
-    np.testing.assert_array_equal(got, draw(rule(rng, "cuda"), keys, 16, (2, 9)))
+    np.testing.assert_array_equal(got, draw(form(rng, "unrolled"), keys, 16, (2, 9)))
 
 
 @pytest.mark.usefixtures("small_chunks")
@@ -158,11 +207,11 @@ N = 2**28  # 1 GiB of uint32
 def module_structure(
     fn: Callable[[jax.Array], jax.Array], key_words: int, platform: str
 ) -> dict[str, int]:
-    """Loops, custom calls, the largest tensor and the count of output-sized tensors.
-
-    Exported from ``jax.ShapeDtypeStruct`` inputs: nothing of size N is materialized.
-    """
-    exported = jax.export.export(jax.jit(fn), platforms=(platform,))(
+    """Loops, chunk writes, custom calls, the largest tensor and the count of output-sized
+    tensors.  Exported from ``jax.ShapeDtypeStruct`` inputs: nothing of size N is
+    materialized (the pallas form's Triton call allowed)."""
+    triton = jax.export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")
+    exported = jax.export.export(jax.jit(fn), platforms=(platform,), disabled_checks=[triton])(
         jax.ShapeDtypeStruct((key_words,), jnp.uint32)
     )
     text = exported.mlir_module()
@@ -172,7 +221,9 @@ def module_structure(
     ]
     return {
         "while": text.count("stablehlo.while"),
+        "chunk_writes": text.count("dynamic_update_slice"),
         "custom_call": text.count("custom_call"),
+        "triton": text.count("xla.gpu.triton"),
         "largest": max(sizes),
         "output_sized": sum(s >= 4 * N for s in sizes),
     }
@@ -190,17 +241,32 @@ def threefry_cuda() -> dict[str, int]:
     return module_structure(bits_of("threefry2x32"), 2, "cuda")
 
 
-def assert_fused_like(got: dict[str, int], threefry: dict[str, int]) -> None:
-    assert got["while"] == 0, "a loop over chunks"
-    assert got["custom_call"] <= threefry["custom_call"]
+def assert_one_pass(got: dict[str, int], threefry: dict[str, int]) -> None:
+    """One pass over the output: no loop over chunks of it, nothing larger than it."""
+    assert got["chunk_writes"] == 0, "a loop over chunks"
+    assert got["while"] <= 1, "loops beside the rounds' loop"
+    assert got["custom_call"] - got["triton"] <= threefry["custom_call"]
     assert got["largest"] <= threefry["largest"]
     assert got["output_sized"] <= threefry["output_sized"]
 
 
-def test_cuda_module_is_one_fused_pass(rng: CounterRng, threefry_cuda: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    ("name", "loops", "triton"), [("rolled", 1, 0), ("unrolled", 0, 0), ("pallas", 0, 1)]
+)
+def test_cuda_module_of_each_form_is_one_pass(
+    rng: CounterRng,
+    threefry_cuda: dict[str, int],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    loops: int,
+    triton: int,
+) -> None:
+    monkeypatch.setenv("JEXT_RNG_FORM", f"cuda={name}")
     impl = get_impl(f"jext.{rng.name}").jax_impl
     got = module_structure(bits_of(impl), rng.data_words, "cuda")
-    assert_fused_like(got, threefry_cuda)
+    assert_one_pass(got, threefry_cuda)
+    # The rolled form's one loop is the rounds'; the pallas form is one Triton kernel.
+    assert (got["while"], got["triton"]) == (loops, triton)
     # The largest tensor is the output itself.
     assert got["largest"] == 4 * N
 
@@ -212,4 +278,4 @@ def test_the_structure_check_catches_a_chunk_loop(threefry_cuda: dict[str, int])
         lambda k: cpu(k, bit_width=32, shape=(N,)), PHILOX4X64_RNG.data_words, "cuda"
     )
     with pytest.raises(AssertionError, match="a loop over chunks"):
-        assert_fused_like(chunked, threefry_cuda)
+        assert_one_pass(chunked, threefry_cuda)
