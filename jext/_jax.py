@@ -29,6 +29,7 @@ from jax._src import core as _core
 from jax._src import linear_util as _lu
 from jax._src.array import ArrayImpl
 from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
+from jax._src.interpreters import ad as _ad_internal
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import version_str as _jaxlib_version
@@ -294,6 +295,40 @@ def undefined_aval(x: Any) -> AbstractValue:
 
 def register_jvp(prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Sequence[Any]]]) -> None:
     ad.primitive_jvps[prim] = rule
+
+
+def linearization_knows_mode() -> bool:
+    """Whether JAX tells a primitive's linearization rule if it linearizes for reverse mode.
+
+    jax 0.9.2 added the ``is_vjp`` argument of ``ad.primitive_linearizations`` rules: True
+    under ``vjp`` (``grad``, ``jacrev``), False under ``jax.linearize``.  ``jax.jvp``
+    (``jacfwd``) uses the JVP rule, and so does reverse mode where JAX derives it from a
+    JVP (``jax_use_direct_linearize`` off, a ``checkpoint`` body).  jax 0.8 and 0.9.0 have
+    no flag: there a primitive's JVP rule serves every mode.
+    """
+    return JAX_VERSION >= (0, 9, 2)
+
+
+def register_reverse_jvp(
+    prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Sequence[Any]]]
+) -> None:
+    """Linearize ``prim`` for reverse mode with the JVP ``rule`` instead of its JVP rule.
+
+    Where JAX says so (:func:`linearization_knows_mode`), a linearization for ``vjp`` is
+    ``rule`` partially evaluated, as JAX's fallback linearization does with the JVP rule;
+    ``jax.linearize`` and older JAX keep the JVP rule registered by :func:`register_jvp`.
+    """
+    if not linearization_knows_mode():
+        return
+
+    def linearize(is_vjp: bool, nonzeros: Sequence[bool], *primals: Any, **params: Any) -> Any:
+        jvp = rule if is_vjp else ad.primitive_jvps[prim]
+        dbg = _api_util.debug_info("linearize_prim_jvp", jvp, primals, params)
+        return _ad_internal.linearize_from_jvp(
+            _lu.wrap_init(jvp, debug_info=dbg), True, nonzeros, False, False, primals, params
+        )
+
+    _ad_internal.primitive_linearizations[prim] = linearize
 
 
 def register_transpose(prim: Primitive, rule: Callable[..., Sequence[Any]]) -> None:

@@ -34,15 +34,21 @@ __all__ = ["jvp", "jvp_per_example", "transpose"]
 
 
 def jvp(
-    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+    core: Core,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    form: Form,
+    *,
+    reverse: bool = False,
 ) -> tuple[list[Any], list[Any]]:
-    """JAX's JVP rule for the equation binding ``form``."""
+    """JAX's JVP rule for the equation binding ``form``; ``reverse``: its linearization for
+    reverse mode (``vjp``, ``grad``), where a VJP rule given with a JVP rule wins."""
     if form.chain:
         return chain_jvp(core, primals, tangents, form)
     if form.linearize is not None:
         return _jvp_of_forward_half(core, primals, tangents, form)
     if not form.levels:
-        return jvp_per_example(core, primals, tangents, form)
+        return jvp_per_example(core, primals, tangents, form, reverse=reverse)
     # Batched: the per-example JVP, vectorized over the levels; zero tangents stay
     # symbolic inside, so the author's rule sees exactly what it would unbatched.
     levels = form.levels
@@ -54,7 +60,7 @@ def jvp(
     def one(*xs: Any) -> list[Any]:
         given = dict(zip(nonzero, xs[n:], strict=True))
         tans = [given[i] if i in given else _jax.make_zero(per_example[i]) for i in range(n)]
-        outs, touts = jvp_per_example(core, xs[:n], tans, form.base)
+        outs, touts = jvp_per_example(core, xs[:n], tans, form.base, reverse=reverse)
         zero_outs[:] = [_jax.is_symbolic_zero(t) for t in touts]
         return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
 
@@ -80,8 +86,15 @@ def jvp(
 
 
 def jvp_per_example(
-    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+    core: Core,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    form: Form,
+    *,
+    reverse: bool = False,
 ) -> tuple[list[Any], list[Any]]:
+    """The JVP of one example; with ``reverse``, ``def_vjp``'s rules win over ``def_jvp``'s
+    (each mode runs its own rule, as in a hijax ``VJPHiPrimitive``)."""
     rules = core.rules
     if rules.nondifferentiable_in:
         _refuse_tangents_in(core, rules.nondifferentiable_in, tangents, form)
@@ -90,7 +103,7 @@ def jvp_per_example(
         # An author's derivative rule cannot see the tangent of a value its reference
         # closed over (a closure twin's hidden operand).
         raise closed_over_error(core.name, "is being differentiated")
-    if rules.jvp is not None:
+    if rules.jvp is not None and not (reverse and rules.vjp_fwd is not None):
         return _custom_jvp(core, primals, tangents, form)
     if rules.vjp_fwd is not None:
         return vjp_jvp(core, primals, tangents, form, rules.vjp_fwd)

@@ -248,6 +248,12 @@ class Primitive(Generic[P, R]):
         ) -> tuple[list[Any], list[Any]]:
             return _ad.jvp(core, primals, tangents, parse_form(bind_params, len(primals)))
 
+        def reverse_jvp(
+            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
+        ) -> tuple[list[Any], list[Any]]:
+            form = parse_form(bind_params, len(primals))
+            return _ad.jvp(core, primals, tangents, form, reverse=True)
+
         def transpose(cts: Sequence[Any], *args: Any, **bind_params: Any) -> list[Any]:
             return _ad.transpose(core, cts, args, parse_form(bind_params, len(args)))
 
@@ -264,6 +270,7 @@ class Primitive(Generic[P, R]):
         _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
         _jax.set_impl(core.jax, impl)
         _jax.register_jvp(core.jax, jvp)
+        _jax.register_reverse_jvp(core.jax, reverse_jvp)
         _jax.register_transpose(core.jax, transpose)
         _jax.register_batching(core.jax, batch)
         if _claim:
@@ -536,8 +543,11 @@ class Primitive(Generic[P, R]):
 
         ``grad``, ``vjp``, ``jacrev``, ``checkpoint`` and ``scan`` run ``fwd`` and
         ``bwd``; under ``vmap`` they run vectorized.  Forward mode (``jax.jvp``,
-        ``jacfwd``) raises :class:`jext.RuleError` naming the primitive, as
-        ``custom_vjp`` raises, unless a ``def_jvp`` is given too (which then wins).
+        ``jacfwd``, ``jax.linearize``) raises :class:`jext.RuleError` naming the
+        primitive, as ``custom_vjp`` raises, unless a ``def_jvp`` is given too.  With both,
+        each mode runs its own rule, as in a hijax ``VJPHiPrimitive``: forward mode the JVP
+        rule, reverse mode (``grad``, ``vjp``, ``jacrev``) ``fwd`` and ``bwd``; reverse mode
+        through ``checkpoint``, which JAX derives from the JVP, transposes the JVP rule.
 
         Example::
 
