@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +23,12 @@ from jext.primitives._abstract import base_abstract_eval, out_tree, trace_refere
 from jext.primitives._core import Core, Form, Level, as_value, unbatched_avals
 from jext.primitives._derivatives import batch_chain
 
-__all__ = ["batch", "loop_over_levels", "over_levels", "run_over_levels"]
+__all__ = ["JvpOfOne", "batch", "loop_over_levels", "over_levels", "run_over_levels"]
+
+JvpOfOne: TypeAlias = Callable[
+    [Core, Sequence[Any], Sequence[Any], Form], tuple[list[Any], list[Any]]
+]
+"""``(core, primals, tangents, form) -> (outs, tangents_out)``: the JVP of one example."""
 
 
 def over_levels(
@@ -94,8 +99,14 @@ def batch(
     args: Sequence[Any],
     dims: Sequence[int | None],
     form: Form,
+    *,
+    jvp_of_one: JvpOfOne,
 ) -> tuple[list[Any], list[int | None]]:
-    """JAX's batching rule: the author's, or one more batch level on the same primitive."""
+    """JAX's batching rule: the author's, or one more batch level on the same primitive.
+
+    ``jvp_of_one`` is the JVP of one example (``_ad.jvp_per_example``, which builds on this
+    module): the JVP of an author's batching rule given with a JVP rule.
+    """
     if all(d is None for d in dims):
         if axis_name is None or axis_name not in _named_axes(core, args, form):
             outs = core.bind(form, *args)
@@ -117,7 +128,7 @@ def batch(
             outs = core.bind(form, *moved)
             return outs, [0] * len(outs)
         if core.rules.jvp is not None:
-            return _batch_custom_with_jvp(core, args, dims, size, form)
+            return _batch_custom_with_jvp(core, args, dims, size, form, jvp_of_one)
         return _batch_custom(core, args, dims, size, form)
     batched = tuple(d is not None for d in dims)
     moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
@@ -186,15 +197,18 @@ def _batch_custom(
 
 
 def _batch_custom_with_jvp(
-    core: Core, args: Sequence[Any], dims: Sequence[int | None], size: int, form: Form
+    core: Core,
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    size: int,
+    form: Form,
+    jvp_per_example: JvpOfOne,
 ) -> tuple[list[Any], list[int | None]]:
     """The batching rule, whose JVP is the author's JVP rule one example at a time.
 
     ``custom_jvp`` around ``custom_vmap``: a JVP rule given with a batching rule wins
     under ``vmap`` too, its primal coming from the batching rule.
     """
-    from jext.primitives._ad import jvp_per_example  # noqa: PLC0415 - _ad builds on this module
-
     n = len(args)
 
     def batched(*xs: Any) -> list[Any]:

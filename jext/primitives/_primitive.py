@@ -265,7 +265,9 @@ class Primitive(Generic[P, R]):
             **bind_params: Any,
         ) -> tuple[list[Any], list[int | None]]:
             form = parse_form(bind_params, len(args))
-            return _batching.batch(core, axis_name, size, args, dims, form)
+            return _batching.batch(
+                core, axis_name, size, args, dims, form, jvp_of_one=_ad.jvp_per_example
+            )
 
         _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
         _jax.set_impl(core.jax, impl)
