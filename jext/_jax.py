@@ -30,6 +30,7 @@ from jax._src import linear_util as _lu
 from jax._src.array import ArrayImpl
 from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
 from jax._src.interpreters import ad as _ad_internal
+from jax._src.interpreters import batching as _batching_internal
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import version_str as _jaxlib_version
@@ -357,6 +358,18 @@ def register_batching(
 def named_axes(closed: ClosedJaxpr) -> frozenset[Any]:
     """The named axes the collectives in ``closed`` (psum, axis_index, ...) refer to."""
     return frozenset(e.name for e in closed.effects if isinstance(e, _core.NamedAxisEffect))
+
+
+def batched_results(
+    closed: ClosedJaxpr, axis_name: Any, size: int, in_batched: Sequence[bool]
+) -> list[bool]:
+    """Which results of ``closed`` JAX's ``vmap`` over ``axis_name`` (of ``size``) batches,
+    given which operands it batches: ``psum`` of an unbatched value is unbatched,
+    ``axis_index`` is batched.  ``batching.AxisData(name, size, spmd_name, mesh_axis)``
+    and ``batch_jaxpr`` are the same in jax 0.8 to 0.11."""
+    axis_data = _batching_internal.AxisData(axis_name, size, None, None)
+    _, out = _batching_internal.batch_jaxpr(closed, axis_data, list(in_batched), False)
+    return [bool(b) for b in out]
 
 
 def axis_sizes() -> dict[Any, int]:

@@ -241,3 +241,156 @@ def test_jext_check_holds_the_bwd_of_a_primitive_with_both_rules_to_its_jvp() ->
     assert run_check(wrong, "jvp", wrong.examples()).status == "pass"
     right = make("checked_right_bwd", 1.0)
     assert run_check(right, "transpose", right.examples()).status == "pass"
+
+
+# --- JAX's error types: jext's RuleError is also the error JAX's construct raises ---------
+
+
+def _jvp_tangent_shape(f: Any) -> Any:
+    return lambda primals, tangents: (f(primals[0]), jnp.reshape(tangents[0], (1, -1)))
+
+
+def _jvp_primal_tree(f: Any) -> Any:
+    return lambda primals, tangents: ((f(primals[0]), f(primals[0])), tangents[0])
+
+
+def _with_jvp(rule_of: Any, name: str) -> tuple[Any, Any]:
+    prim = jext.primitive(f"hijax_twins.err_{name}")(lambda x, /: jnp.sin(x))
+    prim.def_jvp(rule_of(prim))
+    twin = jax.custom_jvp(jnp.sin)
+    twin.defjvp(rule_of(twin))
+    return prim, twin
+
+
+def _with_vjp(fwd_of: Any, bwd: Any, name: str) -> tuple[Any, Any]:
+    prim = jext.primitive(f"hijax_twins.err_{name}")(lambda x, /: jnp.sin(x))
+    prim.def_vjp(fwd_of(jnp.sin), bwd)
+    twin = jax.custom_vjp(jnp.sin)
+    twin.defvjp(fwd_of(jnp.sin), bwd)
+    return prim, twin
+
+
+def _closing_over(kind: str) -> Any:
+    def f(x: Any) -> Any:
+        def g(y: Any) -> Any:
+            return x + y
+
+        def g_jvp(primals: Any, tangents: Any) -> Any:
+            return g(primals[0]), 2.0 * tangents[0]
+
+        if kind == "jext":
+            prim = jext.primitive("hijax_twins.err_closure")(lambda y, /: g(y))
+            prim.def_jvp(lambda p, t: (prim(p[0]), 2.0 * t[0]))
+            return prim(1.0)
+        twin = jax.custom_jvp(g)
+        twin.defjvp(g_jvp)
+        return twin(1.0)
+
+    return f
+
+
+def _with_batching(name: str) -> tuple[Any, Any]:
+    prim = jext.primitive(f"hijax_twins.err_{name}")(lambda x, /: jnp.sin(x))
+    prim.def_batching(lambda args, dims: ((jnp.sin(args[0]), 1.0), (dims[0], None)))
+    twin = jax.custom_batching.custom_vmap(jnp.sin)
+    twin.def_vmap(lambda size, batched, x: ((jnp.sin(x), 1.0), (batched[0], False)))
+    return prim, twin
+
+
+V = jnp.asarray([0.3, -0.7, 1.1])
+
+
+def _error_cases() -> dict[str, tuple[Any, Any, Any]]:
+    """name -> (jext primitive, JAX twin, how both are run)."""
+    jvp = lambda f: jax.jvp(f, (V,), (V,))  # noqa: E731
+    grad = lambda f: jax.grad(lambda x: f(x).sum())(V)  # noqa: E731
+    return {
+        "jvp-not-a-pair": (*_with_jvp(lambda f: lambda p, t: t[0], "pair"), jvp),
+        "jvp-tangent-shape": (*_with_jvp(_jvp_tangent_shape, "tshape"), jvp),
+        "jvp-primal-tree": (*_with_jvp(_jvp_primal_tree, "ptree"), jvp),
+        "fwd-primal-tree": (
+            *_with_vjp(lambda f: lambda x: ((f(x), f(x)), x), lambda x, g: (g,), "ftree"),
+            # JAX checks fwd's results where it traces them (here in a scan), as jext does
+            lambda f: jax.grad(lambda x: lax.scan(lambda c, _: (f(c), None), x, length=1)[0].sum())(
+                V
+            ),
+        ),
+        "bwd-not-a-tuple": (
+            *_with_vjp(lambda f: lambda x: (f(x), x), lambda x, g: g, "btuple"),
+            grad,
+        ),
+        "bwd-shape": (
+            *_with_vjp(lambda f: lambda x: (f(x), x), lambda x, g: (g[:1],), "bshape"),
+            grad,
+        ),
+        "jvp-of-vjp-only": (
+            *_with_vjp(lambda f: lambda x: (f(x), x), lambda x, g: (g,), "fwdmode"),
+            jvp,
+        ),
+        "closure": (_closing_over("jext"), _closing_over("twin"), lambda f: jax.grad(f)(3.0)),
+        "batching-tree": (*_with_batching("btree"), lambda f: jax.vmap(f)(V)),
+    }
+
+
+ERROR_CASES = _error_cases()
+
+
+@pytest.mark.parametrize("case", list(ERROR_CASES))
+def test_a_rule_error_is_also_the_error_jax_raises(case: str) -> None:
+    ours, twin, run = ERROR_CASES[case]
+    with pytest.raises(Exception) as theirs:  # any type: JAX's is the oracle
+        run(twin)
+    jax_type = type(theirs.value)
+    with pytest.raises(jext.RuleError) as raised:
+        run(ours)
+    assert isinstance(raised.value, jax_type), (jax_type, raised.value)
+    assert "hijax_twins.err_" in str(raised.value)
+
+
+def test_differentiating_a_nondifferentiable_primitive_is_jaxs_not_implemented() -> None:
+    prim = jext.primitive("hijax_twins.err_nondiff")(lambda x, /: jnp.floor(x))
+    prim.def_nondifferentiable()
+    plain = jax.extend.core.Primitive("hijax_twins_plain_nondiff")
+    plain.def_impl(jnp.floor)
+    plain.def_abstract_eval(lambda x: x)
+    with pytest.raises(NotImplementedError):
+        jax.jvp(plain.bind, (V,), (V,))
+    with pytest.raises(jext.RuleError) as raised:
+        jax.jvp(prim, (V,), (V,))
+    assert isinstance(raised.value, NotImplementedError)
+
+
+# --- collectives of unbatched values ------------------------------------------------------
+
+
+def _psum_of_unbatched(x: Any) -> Any:
+    return lax.psum(x * x, "i") * jnp.sin(x), lax.axis_index("i") * x
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: jax.vmap(lambda v: f(X[0]), axis_name="i", out_axes=(None, 0))(X),
+        lambda f: jax.jit(jax.vmap(f, in_axes=None, axis_name="i", axis_size=3))(X[0]),
+        lambda f: jax.grad(lambda w: jax.vmap(lambda v: f(w)[0], axis_name="i", out_axes=None)(X))(
+            X[1]
+        ),
+        lambda f: jax.vmap(
+            jax.grad(lambda w: f(w)[0]), in_axes=None, axis_name="i", axis_size=3, out_axes=None
+        )(X[1]),
+        # the primitive batched by an inner vmap first, then by the named one
+        lambda f: jax.vmap(
+            lambda u: jax.vmap(lambda w: f(w)[0], axis_name="j")(X),
+            in_axes=None,
+            axis_size=3,
+            axis_name="i",
+            out_axes=None,
+        )(X[0]),
+    ],
+    ids=["out_axes-None", "jit-in_axes-None", "grad", "vmap-grad", "nested"],
+)
+def test_a_collective_of_an_unbatched_value_is_unbatched_as_in_jax(transform: Any) -> None:
+    """``psum`` of an unbatched value is unbatched (``out_axes=None`` works), ``axis_index``
+    is batched, as in the plain function."""
+    prim = jext.primitive("hijax_twins.psum_unbatched")(lambda x, /: _psum_of_unbatched(x))
+    close(transform(prim), transform(_psum_of_unbatched))

@@ -28,7 +28,6 @@ _EAGER = "a primitive traces its reference, also eagerly: no concrete values (do
 #: Test (class::name) -> why it fails with adopted functions (docs/jax-custom-rules.md,
 #: "Intentional differences").
 EXPECTED_FAILURES: dict[str, str] = {
-    "CustomJVPTest::test_closed_over_tracers_error_message": _ERRORS,
     "CustomJVPTest::test_jvp_rule_doesnt_return_pair_error_message": _ERRORS,
     "CustomJVPTest::test_jvp_rule_inconsistent_pytree_structures_error_message": _ERRORS,
     "CustomJVPTest::test_jvp_rule_primal_out_type_doesnt_match_primal_error_message": _ERRORS,
@@ -59,12 +58,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     ),
     "CustomVJPTest::test_closure_with_vmap2": (
         "a rule's own closure over a vmapped value, differentiated outside that vmap (docs)"
-    ),
-    "CustomJVPTest::test_initial_style_vmap_with_collective": (
-        "psum of an unbatched value under vmap(axis_name) is batched (docs)"
-    ),
-    "CustomVJPTest::test_initial_style_vmap_with_collective": (
-        "psum of an unbatched value under vmap(axis_name) is batched (docs)"
     ),
     "CustomVJPTest::test_optimize_remat_gh21303": "optimize_remat is not reproduced (docs)",
     "CustomVJPTest::test_symbolic_zero_custom_vjp_custom_pytree": (

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError, TransposeError
+from jext._errors import RuleError, RuleTracerError, RuleTypeError, TransposeError
 from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._batching import over_levels
 from jext.primitives._closure import closed_over_error, closed_over_tangents
@@ -70,7 +70,7 @@ def jvp(
     except jax.errors.UnexpectedTracerError as err:
         if core.rules.jvp is None and core.rules.vjp_fwd is None:
             raise
-        raise RuleError(
+        raise RuleTracerError(
             f"primitive {core.name!r}: its derivative rule uses a value traced by an "
             "enclosing vmap that is not one of its operands (a Python closure of the rule; "
             "the reference's closures become operands, a rule's cannot); pass that value "
@@ -175,7 +175,7 @@ def _custom_jvp(
     tangents_out = core.flatten_results("jvp", result[1], tree, none_ok=True)
     for i, (p, aval) in enumerate(zip(primals_out, out_avals, strict=True)):
         if tuple(p.shape) != tuple(aval.shape) or p.dtype != aval.dtype:
-            raise RuleError(
+            raise RuleTypeError(
                 f"jvp rule of primitive {core.name!r}: primal result {i} is "
                 f"{p.dtype}{list(p.shape)}, but abstract evaluation gives {_jax.aval_str(aval)}"
             )
@@ -192,7 +192,7 @@ def _check_tangent(core: Core, i: int, t: Any, aval: Any) -> Any:
         return t
     t = as_value(t, _jax.tangent_dtype(aval.dtype))
     if not _is_tangent_of(t, aval):
-        raise RuleError(
+        raise RuleTypeError(
             f"jvp rule of primitive {core.name!r}: tangent result {i} is "
             f"{t.dtype}{list(t.shape)}, but the primal result is {_jax.aval_str(aval)} "
             f"(its tangent must be {_jax.tangent_dtype(aval.dtype)}{list(aval.shape)})"

@@ -18,8 +18,8 @@ import numpy as np
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
-from jext.primitives._abstract import base_abstract_eval, out_tree, trace_reference
+from jext._errors import RuleValueError
+from jext.primitives._abstract import base_abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._core import Core, Form, Level, as_value, unbatched_avals
 from jext.primitives._derivatives import batch_chain
 
@@ -112,9 +112,18 @@ def batch(
             outs = core.bind(form, *args)
             return outs, [None] * len(outs)
         # No operand is batched, but the reference's collectives reduce over this axis.
+        # The results JAX leaves unbatched (psum of an unbatched value) are taken from the
+        # first example, all examples being equal there.
         level = (size, (False,) * len(args), None, axis_name)
         outs = core.bind(form.with_level(level), *args)
-        return outs, [0] * len(outs)
+        per_example = _per_example_jaxpr(core, args, form)
+        if per_example is None:
+            return outs, [0] * len(outs)
+        batched = _jax.batched_results(per_example, axis_name, size, [False] * len(args))
+        return (
+            [o if b else o[0] for o, b in zip(outs, batched, strict=True)],
+            [0 if b else None for b in batched],
+        )
     kind = core.rules.batching_kind
     if form.chain:
         plain = form.plain
@@ -146,6 +155,19 @@ def _named_axes(core: Core, args: Sequence[Any], form: Form) -> frozenset[Any]:
     return _jax.named_axes(closed)
 
 
+def _per_example_jaxpr(core: Core, args: Sequence[Any], form: Form) -> Any:
+    """What ``form`` computes for one example of ``args``, as a closed jaxpr: the reference,
+    or the forward half of its JVP (results and residuals); None for a derivative form."""
+    if form.chain:
+        return None
+    n = form.in_tree.num_leaves
+    per_example = unbatched_avals([_jax.typeof(a) for a in args[:n]], form.levels)
+    if form.linearize is not None:
+        return linearized(core, form.base, per_example).forward
+    closed, _ = trace_reference(core, form.plain, per_example)
+    return closed
+
+
 def _batch_custom(
     core: Core, args: Sequence[Any], dims: Sequence[int | None], size: int, form: Form
 ) -> tuple[list[Any], list[int | None]]:
@@ -165,22 +187,28 @@ def _batch_custom(
     core.check_pair("batching", result, "(result, out_dims)")
     outs = [
         as_value(o, a.dtype)
-        for o, a in zip(core.flatten_results("batching", result[0], tree), expected, strict=True)
+        for o, a in zip(
+            core.flatten_results("batching", result[0], tree, error=RuleValueError),
+            expected,
+            strict=True,
+        )
     ]
     spec = result[1]
     if spec is None or isinstance(spec, int):
         out_dims: list[Any] = [spec] * len(outs)
     else:
-        out_dims = core.flatten_results("batching", spec, tree, none_ok=True, arrays=False)
+        out_dims = core.flatten_results(
+            "batching", spec, tree, none_ok=True, arrays=False, error=RuleValueError
+        )
     for i, (out, d, aval) in enumerate(zip(outs, out_dims, expected, strict=True)):
         if d is not None and not isinstance(d, int | np.integer):
-            raise RuleError(
+            raise RuleValueError(
                 f"batching rule of primitive {core.name!r}: out_dims for result {i} is {d!r}; "
                 "each out_dim must be an int or None (one per result leaf, or one for all)"
             )
         shape = list(out.shape)
         if d is not None and not (-len(shape) <= d < len(shape) and shape[d] == size):
-            raise RuleError(
+            raise RuleValueError(
                 f"batching rule of primitive {core.name!r}: out_dims for result {i} is "
                 f"{d}, but that result has shape {shape} and the batch size is {size}"
             )
@@ -188,7 +216,7 @@ def _batch_custom(
         if d is not None:
             want.insert(int(d) % len(shape), size)
         if shape != want or out.dtype != aval.dtype:
-            raise RuleError(
+            raise RuleValueError(
                 f"batching rule of primitive {core.name!r}: result {i} is "
                 f"{out.dtype}{shape} with out_dim {d}, but a batch of {size} of "
                 f"{_jax.aval_str(aval)} results with that out_dim is {aval.dtype}{want}"

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
+from jext._errors import RuleError, RuleTracerError
 from jext.primitives._markers import LinearOperand, is_zero_tangent
 from jext.primitives._rules import LoweringEntry, Rule, Rules
 
@@ -84,7 +84,7 @@ def twin_reference(hidden: Sequence[Any], /, *operands: Any, closure: Closure) -
 
 
 def closed_over_error(name: str, what: str) -> RuleError:
-    return RuleError(
+    return RuleTracerError(
         f"primitive {name!r}: its reference closes over a traced value that {what}, which "
         "its custom rule cannot see (as with jax.custom_jvp and custom_vmap); pass that "
         "value as an operand instead"

@@ -22,7 +22,7 @@ from jax import tree_util
 from numpy.typing import DTypeLike
 
 from jext import _host, _jax
-from jext._errors import DefinitionError, DuplicateNameError, RuleError
+from jext._errors import DefinitionError, DuplicateNameError, RuleNotImplementedError
 from jext.primitives import _abstract, _ad, _batching, _lowering
 from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
 from jext.primitives._core import (
@@ -747,7 +747,7 @@ class Primitive(Generic[P, R]):
             return
 
         def not_differentiable(primals: Any, tangents: Any) -> Any:
-            raise RuleError(
+            raise RuleNotImplementedError(
                 f"primitive {name!r} is declared not differentiable (def_nondifferentiable); "
                 "stop the gradient before it (jax.lax.stop_gradient) or define a JVP rule"
             )

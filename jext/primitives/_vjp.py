@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
+from jext._errors import RuleError, RuleTypeError, RuleValueError
 from jext.primitives._abstract import abstract_eval, out_tree
 from jext.primitives._core import Core, Form, as_value
 from jext.primitives._rules import Rule
@@ -83,7 +83,7 @@ def _checked_cotangent(core: Core, i: int, ct: Any, aval: Any) -> Any:
         return None
     ct = as_value(ct, aval.dtype)
     if tuple(ct.shape) != tuple(aval.shape) or ct.dtype != aval.dtype:
-        raise RuleError(
+        raise RuleValueError(
             f"VJP rule (bwd) of primitive {core.name!r}: cotangent for operand leaf {i} is "
             f"{ct.dtype}{list(ct.shape)}, but the operand's tangent is {_jax.aval_str(aval)}"
         )
@@ -105,7 +105,7 @@ def _tangent_aval(aval: Any) -> Any:
 
 def _forward_mode_error(backward: Any) -> RuleError:
     name = backward.core.name
-    return RuleError(
+    return RuleTypeError(
         f"primitive {name!r} has a VJP rule (def_vjp) and no JVP rule: forward-mode "
         "differentiation (jax.jvp, jacfwd, linearize evaluated forwards) is not available, "
         f"as with jax.custom_vjp; define @{backward.core.short_name}.def_jvp for it"
@@ -229,7 +229,7 @@ def vjp_jvp(
     ]
     for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
         if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
-            raise RuleError(
+            raise RuleTypeError(
                 f"VJP rule (fwd) of primitive {core.name!r}: output {i} is "
                 f"{o.dtype}{list(o.shape)}, but abstract evaluation gives {_jax.aval_str(a)}"
             )
