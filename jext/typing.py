@@ -108,8 +108,10 @@ BatchingRule = TypeVar(
 
 ``dims`` has one entry per operand (a pytree of them for a pytree operand): the
 batched axis, or ``None`` for an unbatched operand.  ``out_dims`` is one int or
-``None`` for every result leaf, or a pytree matching the result.  The rule is
-only called when at least one operand is batched.
+``None`` for every result leaf, or a pytree matching the result.  Under ``vmap``
+at least one operand is batched; a JVP with only tangents batched (``jacfwd``)
+differentiates the rule called with every ``dims`` entry ``None``, as ``custom_vmap``
+differentiates its rule with ``in_batched`` all False.
 """
 
 LoweringRule = TypeVar("LoweringRule", bound=Callable[..., Any])

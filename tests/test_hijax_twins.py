@@ -394,3 +394,69 @@ def test_a_collective_of_an_unbatched_value_is_unbatched_as_in_jax(transform: An
     is batched, as in the plain function."""
     prim = jext.primitive("hijax_twins.psum_unbatched")(lambda x, /: _psum_of_unbatched(x))
     close(transform(prim), transform(_psum_of_unbatched))
+
+
+# --- batching rules under batched tangents: custom_vmap's in_batched ------------------------
+
+
+@jext.primitive("hijax_twins.by_flags")
+def by_flags(x: jax.Array, y: jax.Array, /) -> jax.Array:
+    return jnp.sin(x) * y
+
+
+@by_flags.def_batching
+def _by_flags_batching(args: Any, dims: Any) -> Any:
+    """Batched in x: cos x * y; else the reference (so which flags it got shows)."""
+    (x, y), (dx, dy) = args, dims
+    x = x if dx is None else jnp.moveaxis(x, dx, 0)
+    y = y if dy is None else jnp.moveaxis(y, dy, 0)
+    out = (jnp.cos(x) if dx is not None else jnp.sin(x)) * y
+    return out, 0 if (dx is not None or dy is not None) else None
+
+
+@jax.custom_batching.custom_vmap
+def by_flags_twin(x: Any, y: Any) -> Any:
+    return jnp.sin(x) * y
+
+
+@by_flags_twin.def_vmap
+def _by_flags_twin_rule(size: int, in_batched: Any, x: Any, y: Any) -> Any:
+    bx, by = in_batched
+    out = (jnp.cos(x) if bx else jnp.sin(x)) * y
+    return out, bx or by
+
+
+BATCHED_TANGENTS = {
+    "jacfwd": lambda f: jax.jacfwd(f, (0, 1))(X, Y),
+    "vmap-jvp-tangents": lambda f: jax.vmap(lambda t: jax.jvp(f, (X, Y), (t, W)), in_axes=0)(
+        jnp.stack([X, Y, W])
+    ),
+    "vmap-jvp-primals": lambda f: jax.vmap(lambda x: jax.jvp(f, (x, Y), (W, Y))[1], in_axes=0)(
+        jnp.stack([X, Y, W])
+    ),
+    "vmap-jvp-both": lambda f: jax.vmap(lambda x, t: jax.jvp(f, (x, Y), (t, W)))(
+        jnp.stack([X, Y]), jnp.stack([W, X])
+    ),
+    "jit-jacfwd": lambda f: jax.jit(jax.jacfwd(f, (0, 1)))(X, Y),
+}
+
+
+@pytest.mark.parametrize("transform", list(BATCHED_TANGENTS.values()), ids=list(BATCHED_TANGENTS))
+def test_batched_tangents_call_the_batching_rule_as_custom_vmap_does(transform: Any) -> None:
+    close(transform(by_flags), transform(by_flags_twin))
+
+
+def test_with_only_tangents_batched_the_rule_is_told_nothing_is_batched() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    @jext.primitive("hijax_twins.asserts_flags")
+    def asserts_flags(x: jax.Array, /) -> jax.Array:
+        return jnp.sin(x)
+
+    @asserts_flags.def_batching
+    def _(args: Any, dims: Any) -> Any:
+        seen.append(tuple(dims))
+        return jnp.sin(args[0]), dims[0]
+
+    close(jax.jacfwd(asserts_flags)(X), jnp.diag(jnp.cos(X)))
+    assert seen == [(None,)]

@@ -571,7 +571,11 @@ class Primitive(Generic[P, R]):
         )
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:
-        """Use ``rule(args, dims, **params) -> (result, out_dims)`` under ``vmap``."""
+        """Use ``rule(args, dims, **params) -> (result, out_dims)`` under ``vmap``.
+
+        As ``custom_vmap``'s rule, it is differentiated where a batch is differentiated, and
+        with only tangents batched (``jacfwd``) it is called with every ``dims`` entry None.
+        """
         self._define("batching", batching=self._rule("batching", rule, 2), batching_kind="custom")
         return rule
 
