@@ -269,6 +269,10 @@ def is_symbolic_zero(x: object) -> bool:
 #: the same class in every supported JAX).
 JaxSymbolicZero: TypeAlias = jax.custom_derivatives.SymbolicZero
 
+#: What ``jax.custom_vjp(...).defvjp(fwd, bwd, symbolic_zeros=True)``'s ``fwd`` receives
+#: for each operand leaf: ``value`` and ``perturbed`` (public API, every supported JAX).
+CustomVJPPrimal: TypeAlias = jax.custom_derivatives.CustomVJPPrimal
+
 
 def make_zero(aval: AbstractValue) -> Any:
     """A symbolic zero (co)tangent for a primal of abstract value ``aval``."""

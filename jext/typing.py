@@ -97,7 +97,10 @@ VjpBwdRule: TypeAlias = Callable[..., tuple[Any, ...]]
 """``(residuals, cotangents, /, **params) -> tuple`` with one cotangent per operand.
 
 ``cotangents`` has the primitive's result structure (zeros instantiated); return
-``None`` for an operand whose cotangent is zero.
+``None`` for an operand whose cotangent is zero.  Declared with
+``def_vjp(..., symbolic_zeros=True)``, ``fwd`` gets each operand leaf as
+``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` and ``bwd`` a
+:data:`jext.SymbolicZero` for a zero cotangent, and may return one.
 """
 
 BatchingRule = TypeVar(

@@ -460,3 +460,91 @@ def test_with_only_tangents_batched_the_rule_is_told_nothing_is_batched() -> Non
 
     close(jax.jacfwd(asserts_flags)(X), jnp.diag(jnp.cos(X)))
     assert seen == [(None,)]
+
+
+# --- symbolic zeros in VJP rules: custom_vjp(symbolic_zeros=True)'s conventions ------------
+
+SEEN: dict[str, list[Any]] = {"jext": [], "twin": []}
+
+
+def _sz_fwd(kind: str) -> Any:
+    def fwd(x: Any, y: Any) -> Any:
+        SEEN[kind].append(("fwd", x.perturbed, y.perturbed))
+        # save only the residuals the perturbed operands need
+        return (x.value * jnp.sin(y.value), x.value + y.value), (
+            jnp.sin(y.value) if x.perturbed else None,
+            x.value * jnp.cos(y.value) if y.perturbed else None,
+        )
+
+    return fwd
+
+
+def _sz_bwd(kind: str) -> Any:
+    def bwd(res: Any, cts: Any) -> Any:
+        g, h = cts
+        zero = jax.custom_derivatives.SymbolicZero
+        SEEN[kind].append(("bwd", isinstance(g, zero), isinstance(h, zero)))
+        sin_y, x_cos_y = res
+        gx = None if sin_y is None else (0.0 if isinstance(g, zero) else 3.0 * g * sin_y)
+        gy = None if x_cos_y is None else (0.0 if isinstance(g, zero) else g * x_cos_y)
+        if not isinstance(h, zero):
+            gx = h if gx is None else gx + h
+            gy = h if gy is None else gy + h
+        # a zero cotangent may be returned as a symbolic zero
+        return (zero(jax.typeof(X).to_tangent_aval()) if gx is None else gx, gy)
+
+    return bwd
+
+
+@jext.primitive("hijax_twins.sz")
+def sz(x: jax.Array, y: jax.Array, /) -> tuple[jax.Array, jax.Array]:
+    return x * jnp.sin(y), x + y
+
+
+sz.def_vjp(_sz_fwd("jext"), _sz_bwd("jext"), symbolic_zeros=True)
+
+
+@jax.custom_vjp
+def sz_twin(x: Any, y: Any) -> Any:
+    return x * jnp.sin(y), x + y
+
+
+sz_twin.defvjp(_sz_fwd("twin"), _sz_bwd("twin"), symbolic_zeros=True)
+
+SYMBOLIC_ZEROS = {
+    "grad-x": lambda f: jax.grad(lambda x: f(x, Y)[0].sum())(X),
+    "grad-y": lambda f: jax.grad(lambda y: f(X, y)[0].sum())(Y),
+    "grad-both-second": lambda f: jax.grad(lambda x, y: f(x, y)[1].sum(), (0, 1))(X, Y),
+    "grad-both": lambda f: jax.grad(lambda x, y: jnp.sum(f(x, y)[0] * f(x, y)[1]), (0, 1))(X, Y),
+    "jit-grad": lambda f: jax.jit(jax.grad(lambda x: f(x, Y)[0].sum()))(X),
+    "vjp": lambda f: jax.vjp(f, X, Y)[1]((W, X)),
+    "jacrev": lambda f: jax.jacrev(lambda x, y: f(x, y)[0], (0, 1))(X, Y),
+    "vmap-grad": lambda f: jax.vmap(jax.grad(lambda x, y: f(x, y)[0].sum()))(
+        jnp.stack([X, Y]), jnp.stack([Y, X])
+    ),
+    "grad-vmap": lambda f: jax.grad(lambda x: jax.vmap(f)(x, Y)[0].sum())(X),
+    "checkpoint": lambda f: jax.grad(jax.checkpoint(lambda x: f(x, Y)[0].sum()))(X),
+    "scan": lambda f: jax.grad(
+        lambda x: lax.scan(lambda c, s: (c + f(x * s, Y)[0].sum(), None), 0.0, W)[0]
+    )(X),
+}
+
+
+@pytest.mark.parametrize("transform", list(SYMBOLIC_ZEROS.values()), ids=list(SYMBOLIC_ZEROS))
+def test_vjp_rules_with_symbolic_zeros_are_custom_vjps(transform: Any) -> None:
+    for seen in SEEN.values():
+        seen.clear()
+    close(transform(sz), transform(sz_twin))
+    # what the rules were told (JAX may trace them more often: scan's body twice)
+    assert set(SEEN["jext"]) == set(SEEN["twin"]), SEEN
+
+
+def test_a_custom_vjp_with_symbolic_zeros_is_adopted() -> None:
+    adopted = jext.primitive("hijax_twins.sz_adopted")(sz_twin)
+    for seen in SEEN.values():
+        seen.clear()
+    got = jax.grad(lambda y: adopted(X, y)[0].sum())(Y)
+    jext_seen = list(SEEN["twin"])
+    SEEN["twin"].clear()
+    close(got, jax.grad(lambda y: sz_twin(X, y)[0].sum())(Y))
+    assert jext_seen == SEEN["twin"] == [("fwd", False, True), ("bwd", False, True)]

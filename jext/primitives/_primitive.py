@@ -169,13 +169,6 @@ def _adopt(
             f"{adopted.nondiff_argnums}; a primitive's non-differentiable arguments are its "
             "keyword-only static params: define it with those as keyword-only parameters"
         )
-    if adopted.fwd is not None and adopted.symbolic_zeros:
-        raise DefinitionError(
-            f"primitive {name!r}: the custom_vjp function's rules were defined with "
-            "symbolic_zeros=True (fwd takes CustomVJPPrimal values, bwd may return "
-            "SymbolicZero); a primitive's fwd takes its operands as arrays: define them "
-            "without symbolic_zeros, or with def_vjp"
-        )
     if adopted.jvp is None and adopted.fwd is None:
         raise DefinitionError(
             f"primitive {name!r}: the custom function has no rules yet; define them "
@@ -186,7 +179,7 @@ def _adopt(
     if adopted.jvp is not None:
         prim.def_jvp(adopted.jvp, symbolic_zeros=adopted.symbolic_zeros)
     if adopted.fwd is not None and adopted.bwd is not None:
-        prim.def_vjp(adopted.fwd, adopted.bwd)
+        prim.def_vjp(adopted.fwd, adopted.bwd, symbolic_zeros=adopted.symbolic_zeros)
     return prim
 
 
@@ -388,7 +381,7 @@ class Primitive(Generic[P, R]):
                     shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
                     made.def_transpose(adapted["transpose"], linear_in=shifted)
                 if "vjp" in adapted:
-                    made.def_vjp(*adapted["vjp"])
+                    made.def_vjp(*adapted["vjp"], symbolic_zeros=rules.vjp_symbolic_zeros)
                 if "batching" in adapted:
                     made.def_batching(adapted["batching"])
                 for platform, (fn, raw) in adapted["lowerings"].items():
@@ -533,13 +526,17 @@ class Primitive(Generic[P, R]):
         )
         return rule
 
-    def def_vjp(self, fwd: VjpFwdRule, bwd: VjpBwdRule) -> None:
+    def def_vjp(self, fwd: VjpFwdRule, bwd: VjpBwdRule, *, symbolic_zeros: bool = False) -> None:
         """Differentiate in reverse mode with a forward and a backward rule, as ``custom_vjp``.
 
         ``fwd(*operands, **params) -> (outputs, residuals)``: the outputs shaped like the
         primitive's results, the residuals any pytree of arrays.
         ``bwd(residuals, cotangents, **params) -> tuple``: one cotangent per operand
-        (``None`` for a zero one).  Either may declare only the static params it needs,
+        (``None`` for a zero one).  With ``symbolic_zeros=True``, ``custom_vjp``'s
+        conventions: ``fwd`` gets each operand leaf as
+        ``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` (``perturbed``: whether
+        it is being differentiated), ``bwd`` gets a :class:`jext.SymbolicZero` for a zero
+        output cotangent and may return one.  Either may declare only the static params it needs,
         and either may call jext primitives (a forward and a backward kernel, each with its
         own platform rules and batching).
 
@@ -568,6 +565,7 @@ class Primitive(Generic[P, R]):
             "vjp",
             vjp_fwd=self._rule("vjp fwd", fwd, n),
             vjp_bwd=self._rule("vjp bwd", bwd, 2),
+            vjp_symbolic_zeros=symbolic_zeros,
         )
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:

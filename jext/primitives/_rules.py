@@ -126,6 +126,7 @@ class Rules:
     nondifferentiable_in: tuple[int, ...] = ()  # operands without a derivative
     vjp_fwd: Rule | None = None
     vjp_bwd: Rule | None = None
+    vjp_symbolic_zeros: bool = False  # fwd gets CustomVJPPrimal, bwd SymbolicZero
     transpose: Rule | None = None
     linear_in: tuple[int, ...] | None = None
     batching: Rule | None = None

@@ -23,6 +23,7 @@ from jext import _jax
 from jext._errors import RuleError, RuleTypeError, RuleValueError
 from jext.primitives._abstract import abstract_eval, out_tree
 from jext.primitives._core import Core, Form, as_value
+from jext.primitives._markers import SymbolicZero, is_zero_tangent
 from jext.primitives._rules import Rule
 
 __all__ = ["vjp_jvp"]
@@ -62,12 +63,23 @@ class _Backward:
         return f"<bwd of {self.core.name}>"
 
     def __call__(self, residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
-        """The cotangents of the operands' leaves (None for a zero one)."""
+        """The cotangents of the operands' leaves (None for a zero one), from the results'
+        (None for a zero one: a :class:`SymbolicZero` for a rule declared with
+        ``symbolic_zeros=True``, zeros for the others)."""
         core, form = self.core, self.form
         bwd = core.rules.vjp_bwd
         assert bwd is not None
         res = tree_util.tree_unflatten(self.res_tree, list(residuals))
-        cotangents = tree_util.tree_unflatten(self.out_tree, list(cts))
+        symbolic = core.rules.vjp_symbolic_zeros
+        given = [
+            ct
+            if ct is not None
+            else SymbolicZero(_tangent_aval(a))
+            if symbolic
+            else _jax.instantiate_zeros(_jax.make_zero(_tangent_aval(a)))
+            for ct, a in zip(cts, self.out_avals, strict=True)
+        ]
+        cotangents = tree_util.tree_unflatten(self.out_tree, given)
         result = bwd(res, cotangents, params=form.params)
         flat = core.flatten_cotangents("VJP (bwd)", result, form.in_tree)
         return [
@@ -77,7 +89,16 @@ class _Backward:
 
 
 def _checked_cotangent(core: Core, i: int, ct: Any, aval: Any) -> Any:
-    if ct is None or _jax.is_symbolic_zero(ct) or aval.dtype == _jax.FLOAT0:
+    if is_zero_tangent(ct) and (
+        tuple(ct.shape) != tuple(aval.shape) or ct.dtype != _jax.tangent_dtype(aval.dtype)
+    ):
+        raise RuleValueError(
+            f"VJP rule (bwd) of primitive {core.name!r}: cotangent for operand leaf {i} is a "
+            f"SymbolicZero of {ct.dtype}{list(ct.shape)}, but the operand's tangent is "
+            f"{_jax.aval_str(aval)}. Consider just returning a None here instead of a "
+            "SymbolicZero."
+        )
+    if ct is None or _jax.is_symbolic_zero(ct) or is_zero_tangent(ct) or aval.dtype == _jax.FLOAT0:
         # An integer operand has no cotangent: whatever bwd gives for it is dropped, as
         # custom_vjp turns it into float0 zeros.
         return None
@@ -122,10 +143,7 @@ def _lin_lowering(ctx: Any, *values: Any, backward: Any, n_res: int) -> list[Any
 
 def _lin_transpose(cts: Sequence[Any], *args: Any, backward: Any, n_res: int) -> list[Any]:
     residuals = args[:n_res]
-    cotangents = [
-        _jax.instantiate_zeros(_jax.make_zero(_tangent_aval(a)) if ct is None else ct)
-        for ct, a in zip(cts, backward.out_avals, strict=True)
-    ]
+    cotangents = [None if ct is None or _jax.is_symbolic_zero(ct) else ct for ct in cts]
     solved: list[Any] = backward(residuals, cotangents)
     return [None] * n_res + solved
 
@@ -188,18 +206,21 @@ class _BatchedBackward:
 
     def __call__(self, residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
         solved: list[bool] = []
+        zero = [ct is None for ct in cts]  # zero cotangents stay zero (symbolic) inside
 
         def one(res: Sequence[Any], ct: Sequence[Any]) -> list[Any]:
-            out = self.inner(res, ct)
+            it = iter(ct)
+            out = self.inner(res, [None if z else next(it) for z in zero])
             solved[:] = [c is not None for c in out]
             return [c for c in out if c is not None]
 
+        nonzero = [ct for ct in cts if ct is not None]
         given = jax.vmap(
             one,
-            in_axes=(list(self.res_axes), [0] * len(cts)),
+            in_axes=(list(self.res_axes), [0] * len(nonzero)),
             axis_size=self.size,
             axis_name=self.axis_name,
-        )(list(residuals), list(cts))
+        )(list(residuals), nonzero)
         it = iter(given)
         return [next(it) if s else None for s in solved]
 
@@ -221,10 +242,16 @@ def vjp_jvp(
     avals = [_jax.typeof(p) for p in primals]
     out_avals = abstract_eval(core, avals, form)
     tree = out_tree(core, form, avals)
-    result = fwd(*tree_util.tree_unflatten(form.in_tree, primals), params=form.params)
+    operands: Sequence[Any] = primals
+    if core.rules.vjp_symbolic_zeros:  # custom_vjp's: which operands are differentiated
+        operands = [
+            _jax.CustomVJPPrimal(p, not _jax.is_symbolic_zero(t))
+            for p, t in zip(primals, tangents, strict=True)
+        ]
+    result = fwd(*tree_util.tree_unflatten(form.in_tree, operands), params=form.params)
     core.check_pair("VJP rule (fwd)", result, "(outputs, residuals)")
     outs = [
-        as_value(o, a.dtype)
+        as_value(o.value if isinstance(o, _jax.CustomVJPPrimal) else o, a.dtype)
         for o, a in zip(core.flatten_results("fwd", result[0], tree), out_avals, strict=True)
     ]
     for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
