@@ -372,7 +372,8 @@ def batched_results(
     ``axis_index`` is batched.  ``batching.AxisData(name, size, spmd_name, mesh_axis)``
     and ``batch_jaxpr`` are the same in jax 0.8 to 0.11."""
     axis_data = _batching_internal.AxisData(axis_name, size, None, None)
-    _, out = _batching_internal.batch_jaxpr(closed, axis_data, list(in_batched), False)
+    batch_jaxpr = _batching_internal.batch_jaxpr
+    _, out = batch_jaxpr(closed, axis_data, list(in_batched), False)  # type: ignore[no-untyped-call]
     return [bool(b) for b in out]
 
 

@@ -100,7 +100,10 @@ VjpBwdRule: TypeAlias = Callable[..., tuple[Any, ...]]
 ``None`` for an operand whose cotangent is zero.  Declared with
 ``def_vjp(..., symbolic_zeros=True)``, ``fwd`` gets each operand leaf as
 ``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` and ``bwd`` a
-:data:`jext.SymbolicZero` for a zero cotangent, and may return one.
+:data:`jext.SymbolicZero` for a zero cotangent, and may return one.  Declared with
+``accumulate=True``: ``(residuals, cotangents, *accumulators, /, **params) -> None``,
+calling ``acc.accum(value)`` on one :class:`jext.GradAccum` per operand leaf (a
+:class:`jext.NullAccum`, which ignores it, for a leaf not being differentiated).
 """
 
 BatchingRule = TypeVar(

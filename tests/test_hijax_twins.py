@@ -548,3 +548,98 @@ def test_a_custom_vjp_with_symbolic_zeros_is_adopted() -> None:
     SEEN["twin"].clear()
     close(got, jax.grad(lambda y: sz_twin(X, y)[0].sum())(Y))
     assert jext_seen == SEEN["twin"] == [("fwd", False, True), ("bwd", False, True)]
+
+
+# --- accumulating backward rules (hijax's vjp_bwd(res, g, *accums)) -------------------------
+
+ACCUM_SEEN: list[tuple[str, ...]] = []
+
+
+def _acc_bwd(res: Any, g: Any, x_acc: Any, y_acc: Any) -> None:
+    x, y = res
+    ACCUM_SEEN.append((type(x_acc).__name__, type(y_acc).__name__))
+    if not isinstance(x_acc, jext.NullAccum):
+        x_acc.accum(2.0 * g * jnp.sin(y))  # accumulated in two parts: 3 g sin y
+        x_acc.accum(g * jnp.sin(y))
+    y_acc.accum(g * x * jnp.cos(y))  # a NullAccum ignores it
+
+
+@jext.primitive("hijax_twins.accumulating")
+def accumulating(x: jax.Array, y: jax.Array, /) -> jax.Array:
+    return x * jnp.sin(y)
+
+
+accumulating.def_vjp(_fwd(lambda x, y: x * jnp.sin(y)), _acc_bwd, accumulate=True)
+
+
+@pytest.mark.parametrize("transform", list(REVERSE.values()), ids=list(REVERSE))
+def test_accumulating_bwd_is_custom_vjps_with_the_summed_cotangents(transform: Any) -> None:
+    close(transform(accumulating), transform(vjp_twin))
+
+
+def test_an_operand_needing_no_cotangent_gets_a_null_accumulator() -> None:
+    ACCUM_SEEN.clear()
+    jax.grad(lambda y: accumulating(X, y).sum())(Y)
+    assert ACCUM_SEEN == [("NullAccum", "GradAccum")]
+    ACCUM_SEEN.clear()
+    jax.grad(lambda x, y: accumulating(x, y).sum(), (0, 1))(X, Y)
+    assert ACCUM_SEEN == [("GradAccum", "GradAccum")]
+
+
+@needs_hijax
+def test_an_accumulating_bwd_is_a_hijax_vjp_bwd() -> None:
+    assert VJPHiPrimitive is not None
+
+    class Acc(VJPHiPrimitive):  # type: ignore[misc, valid-type]
+        def __init__(self, x_aval: Any, y_aval: Any) -> None:
+            self.in_avals = (x_aval, y_aval)
+            self.out_aval = x_aval
+            self.params = {}
+            super().__init__()
+
+        def expand(self, x: Any, y: Any) -> Any:
+            return x * jnp.sin(y)
+
+        def vjp_fwd(self, nzs: Any, x: Any, y: Any) -> Any:
+            return self(x, y), (x, y)
+
+        def vjp_bwd(self, res: Any, g: Any, x_acc: Any, y_acc: Any) -> None:
+            from jax._src.interpreters import ad  # hijax's own accumulator classes
+
+            x, y = res
+            if isinstance(x_acc, ad.GradAccum):
+                x_acc.accum(3.0 * g * jnp.sin(y))
+            if isinstance(y_acc, ad.GradAccum):
+                y_acc.accum(g * x * jnp.cos(y))
+
+    def hijax_acc(x: Any, y: Any) -> Any:
+        return Acc(jax.typeof(x), jax.typeof(y))(x, y)
+
+    for name in ("grad", "jit-grad", "vjp", "grad-jit", "grad-scan"):
+        close(REVERSE[name](accumulating), REVERSE[name](hijax_acc), name)
+
+
+def test_jext_check_fails_a_wrong_accumulating_bwd() -> None:
+    def make(name: str, factor: float) -> Any:
+        prim = jext.primitive(f"hijax_twins.{name}")(lambda x, /: jnp.sin(x))
+
+        def bwd(x: Any, g: Any, acc: Any) -> None:
+            acc.accum(factor * jnp.cos(x) * g)
+
+        prim.def_vjp(lambda x: (prim(x), x), bwd, accumulate=True)
+        prim.def_examples(lambda: [jext.Example(np.linspace(-1.5, 1.5, 5, dtype=np.float32))])
+        return prim
+
+    wrong = make("checked_wrong_accum", 2.0)
+    result = run_check(wrong, "jvp", wrong.examples())
+    assert result.status == "fail" and "finite differences" in result.message
+    right = make("checked_right_accum", 1.0)
+    assert run_check(right, "jvp", right.examples()).status == "pass"
+
+
+def test_an_accumulating_bwd_that_returns_cotangents_says_so() -> None:
+    prim = jext.primitive("hijax_twins.err_accum_returns")(lambda x, /: jnp.sin(x))
+    prim.def_vjp(lambda x: (prim(x), x), lambda x, g, acc: (g,), accumulate=True)
+    with pytest.raises(jext.RuleError, match="accumulating") as raised:
+        jax.grad(lambda x: prim(x).sum())(X)
+    assert isinstance(raised.value, TypeError)

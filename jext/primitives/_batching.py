@@ -119,10 +119,10 @@ def batch(
         per_example = _per_example_jaxpr(core, args, form)
         if per_example is None:
             return outs, [0] * len(outs)
-        batched = _jax.batched_results(per_example, axis_name, size, [False] * len(args))
+        out_batched = _jax.batched_results(per_example, axis_name, size, [False] * len(args))
         return (
-            [o if b else o[0] for o, b in zip(outs, batched, strict=True)],
-            [0 if b else None for b in batched],
+            [o if b else o[0] for o, b in zip(outs, out_batched, strict=True)],
+            [0 if b else None for b in out_batched],
         )
     kind = core.rules.batching_kind
     if form.chain:

@@ -149,8 +149,9 @@ def _twin_vjp(fwd: Rule, bwd: Rule) -> tuple[Callable[..., Any], Callable[..., A
     def twin_fwd(hidden: Any, *operands: Any, closure: Closure) -> Any:
         return fwd(*operands, params=closure.params)
 
-    def twin_bwd(residuals: Any, cts: Any, *, closure: Closure) -> Any:
-        result = bwd(residuals, cts, params=closure.params)
+    def twin_bwd(residuals: Any, cts: Any, *accums: Any, closure: Closure) -> Any:
+        # An accumulating bwd gets no accumulator for the hidden values, and returns None.
+        result = bwd(residuals, cts, *accums[1:], params=closure.params)
         if not isinstance(result, tuple | list):
             return result  # the twin's own check reports it with the primitive's name
         return (None, *result)

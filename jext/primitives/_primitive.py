@@ -381,7 +381,11 @@ class Primitive(Generic[P, R]):
                     shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
                     made.def_transpose(adapted["transpose"], linear_in=shifted)
                 if "vjp" in adapted:
-                    made.def_vjp(*adapted["vjp"], symbolic_zeros=rules.vjp_symbolic_zeros)
+                    made.def_vjp(
+                        *adapted["vjp"],
+                        symbolic_zeros=rules.vjp_symbolic_zeros,
+                        accumulate=rules.vjp_accumulate,
+                    )
                 if "batching" in adapted:
                     made.def_batching(adapted["batching"])
                 for platform, (fn, raw) in adapted["lowerings"].items():
@@ -526,7 +530,14 @@ class Primitive(Generic[P, R]):
         )
         return rule
 
-    def def_vjp(self, fwd: VjpFwdRule, bwd: VjpBwdRule, *, symbolic_zeros: bool = False) -> None:
+    def def_vjp(
+        self,
+        fwd: VjpFwdRule,
+        bwd: VjpBwdRule,
+        *,
+        symbolic_zeros: bool = False,
+        accumulate: bool = False,
+    ) -> None:
         """Differentiate in reverse mode with a forward and a backward rule, as ``custom_vjp``.
 
         ``fwd(*operands, **params) -> (outputs, residuals)``: the outputs shaped like the
@@ -536,7 +547,12 @@ class Primitive(Generic[P, R]):
         conventions: ``fwd`` gets each operand leaf as
         ``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` (``perturbed``: whether
         it is being differentiated), ``bwd`` gets a :class:`jext.SymbolicZero` for a zero
-        output cotangent and may return one.  Either may declare only the static params it needs,
+        output cotangent and may return one.  With ``accumulate=True``, hijax's
+        accumulating form: ``bwd(residuals, cotangents, *accumulators, **params)`` gets one
+        accumulator per operand (a pytree of them for a pytree operand), calls
+        ``acc.accum(value)`` for each cotangent it computes and returns None; an operand
+        leaf that needs no cotangent gets a :class:`jext.NullAccum`, so ``bwd`` may skip
+        its work.  Either may declare only the static params it needs,
         and either may call jext primitives (a forward and a backward kernel, each with its
         own platform rules and batching).
 
@@ -564,8 +580,11 @@ class Primitive(Generic[P, R]):
         self._define(
             "vjp",
             vjp_fwd=self._rule("vjp fwd", fwd, n),
-            vjp_bwd=self._rule("vjp bwd", bwd, 2),
+            vjp_bwd=self._rule(
+                "vjp bwd", bwd, 2 if not accumulate else None if n is None else 2 + n
+            ),
             vjp_symbolic_zeros=symbolic_zeros,
+            vjp_accumulate=accumulate,
         )
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:

@@ -127,6 +127,7 @@ class Rules:
     vjp_fwd: Rule | None = None
     vjp_bwd: Rule | None = None
     vjp_symbolic_zeros: bool = False  # fwd gets CustomVJPPrimal, bwd SymbolicZero
+    vjp_accumulate: bool = False  # bwd(res, cts, *accums) calls accum, returns None
     transpose: Rule | None = None
     linear_in: tuple[int, ...] | None = None
     batching: Rule | None = None

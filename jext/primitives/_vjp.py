@@ -23,7 +23,7 @@ from jext import _jax
 from jext._errors import RuleError, RuleTypeError, RuleValueError
 from jext.primitives._abstract import abstract_eval, out_tree
 from jext.primitives._core import Core, Form, as_value
-from jext.primitives._markers import SymbolicZero, is_zero_tangent
+from jext.primitives._markers import GradAccum, NullAccum, SymbolicZero, is_zero_tangent
 from jext.primitives._rules import Rule
 
 __all__ = ["vjp_jvp"]
@@ -62,10 +62,13 @@ class _Backward:
     def __repr__(self) -> str:
         return f"<bwd of {self.core.name}>"
 
-    def __call__(self, residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    def __call__(
+        self, residuals: Sequence[Any], cts: Sequence[Any], needed: Sequence[bool]
+    ) -> list[Any]:
         """The cotangents of the operands' leaves (None for a zero one), from the results'
         (None for a zero one: a :class:`SymbolicZero` for a rule declared with
-        ``symbolic_zeros=True``, zeros for the others)."""
+        ``symbolic_zeros=True``, zeros for the others); ``needed``: which operand leaves
+        are solved for (the others get a :class:`NullAccum` in an accumulating rule)."""
         core, form = self.core, self.form
         bwd = core.rules.vjp_bwd
         assert bwd is not None
@@ -80,12 +83,34 @@ class _Backward:
             for ct, a in zip(cts, self.out_avals, strict=True)
         ]
         cotangents = tree_util.tree_unflatten(self.out_tree, given)
-        result = bwd(res, cotangents, params=form.params)
-        flat = core.flatten_cotangents("VJP (bwd)", result, form.in_tree)
+        if core.rules.vjp_accumulate:
+            flat = self._accumulated(res, cotangents, needed)
+        else:
+            result = bwd(res, cotangents, params=form.params)
+            flat = core.flatten_cotangents("VJP (bwd)", result, form.in_tree)
         return [
             _checked_cotangent(core, i, ct, aval)
             for i, (ct, aval) in enumerate(zip(flat, self.tangent_avals, strict=True))
         ]
+
+    def _accumulated(self, res: Any, cotangents: Any, needed: Sequence[bool]) -> list[Any]:
+        """Run an accumulating ``bwd``: what it accumulated for each operand leaf."""
+        core, form = self.core, self.form
+        bwd = core.rules.vjp_bwd
+        assert bwd is not None
+        accums: list[GradAccum | NullAccum] = [
+            GradAccum(a) if need else NullAccum(a)
+            for a, need in zip(self.tangent_avals, needed, strict=True)
+        ]
+        operands = tree_util.tree_unflatten(form.in_tree, accums)
+        result = bwd(res, cotangents, *operands, params=form.params)
+        if result is not None:
+            raise RuleTypeError(
+                f"VJP rule (bwd) of primitive {core.name!r} was declared accumulating "
+                "(def_vjp(..., accumulate=True)): it must call acc.accum(cotangent) on its "
+                f"accumulators and return None, got {type(result).__name__}"
+            )
+        return [a.total if isinstance(a, GradAccum) else None for a in accums]
 
 
 def _checked_cotangent(core: Core, i: int, ct: Any, aval: Any) -> Any:
@@ -144,7 +169,8 @@ def _lin_lowering(ctx: Any, *values: Any, backward: Any, n_res: int) -> list[Any
 def _lin_transpose(cts: Sequence[Any], *args: Any, backward: Any, n_res: int) -> list[Any]:
     residuals = args[:n_res]
     cotangents = [None if ct is None or _jax.is_symbolic_zero(ct) else ct for ct in cts]
-    solved: list[Any] = backward(residuals, cotangents)
+    needed = [_jax.is_undefined_primal(t) for t in args[n_res:]]
+    solved: list[Any] = backward(residuals, cotangents, needed)
     return [None] * n_res + solved
 
 
@@ -204,13 +230,15 @@ class _BatchedBackward:
     def __repr__(self) -> str:
         return f"<bwd of {self.core.name}, batched>"
 
-    def __call__(self, residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    def __call__(
+        self, residuals: Sequence[Any], cts: Sequence[Any], needed: Sequence[bool]
+    ) -> list[Any]:
         solved: list[bool] = []
         zero = [ct is None for ct in cts]  # zero cotangents stay zero (symbolic) inside
 
         def one(res: Sequence[Any], ct: Sequence[Any]) -> list[Any]:
             it = iter(ct)
-            out = self.inner(res, [None if z else next(it) for z in zero])
+            out = self.inner(res, [None if z else next(it) for z in zero], needed)
             solved[:] = [c is not None for c in out]
             return [c for c in out if c is not None]
 

@@ -154,6 +154,25 @@ def mul_sz_bwd(
 assert_type(mul_sz.def_vjp(mul_sz_fwd, mul_sz_bwd, symbolic_zeros=True), None)
 
 
+@jext.primitive("typing.mul_acc")
+def mul_acc(a: jax.Array, b: jax.Array, /) -> jax.Array:
+    return a * b
+
+
+def mul_acc_bwd(
+    res: tuple[jax.Array, jax.Array],
+    ct: jax.Array,
+    a_acc: jext.GradAccum | jext.NullAccum,
+    b_acc: jext.GradAccum | jext.NullAccum,
+) -> None:
+    if not isinstance(a_acc, jext.NullAccum):
+        a_acc.accum(ct * res[1])
+    b_acc.accum(ct * res[0])
+
+
+assert_type(mul_acc.def_vjp(mul_fwd, mul_acc_bwd, accumulate=True), None)
+
+
 @jax.custom_jvp
 def clip(v: jax.Array) -> jax.Array:
     return jnp.clip(v, -1.0, 1.0)
