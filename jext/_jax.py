@@ -314,20 +314,23 @@ def linearization_knows_mode() -> bool:
     return JAX_VERSION >= (0, 9, 2)
 
 
-def register_reverse_jvp(
-    prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Sequence[Any]]]
+def register_linearizations(
+    prim: Primitive,
+    forward: Callable[..., tuple[Sequence[Any], Sequence[Any]]],
+    reverse: Callable[..., tuple[Sequence[Any], Sequence[Any]]],
 ) -> None:
-    """Linearize ``prim`` for reverse mode with the JVP ``rule`` instead of its JVP rule.
+    """Linearize ``prim`` with the JVP ``forward`` for ``jax.linearize`` and ``reverse``
+    for ``vjp`` instead of its JVP rule.
 
-    Where JAX says so (:func:`linearization_knows_mode`), a linearization for ``vjp`` is
-    ``rule`` partially evaluated, as JAX's fallback linearization does with the JVP rule;
-    ``jax.linearize`` and older JAX keep the JVP rule registered by :func:`register_jvp`.
+    Where JAX says so (:func:`linearization_knows_mode`), each linearization is its JVP
+    partially evaluated, as JAX's fallback linearization does with the JVP rule; older
+    JAX keeps the JVP rule registered by :func:`register_jvp` for both.
     """
     if not linearization_knows_mode():
         return
 
     def linearize(is_vjp: bool, nonzeros: Sequence[bool], *primals: Any, **params: Any) -> Any:
-        jvp = rule if is_vjp else ad.primitive_jvps[prim]
+        jvp = reverse if is_vjp else forward
         dbg = _api_util.debug_info("linearize_prim_jvp", jvp, primals, params)
         return _ad_internal.linearize_from_jvp(
             _lu.wrap_init(jvp, debug_info=dbg), True, nonzeros, False, False, primals, params

@@ -47,7 +47,9 @@ __all__ = [
     "BatchingRule",
     "ImplRule",
     "JvpRule",
+    "LinFwdRule",
     "LinearOperand",
+    "LinearizedRule",
     "LoweringRule",
     "Platform",
     "RegisteredPrimitive",
@@ -105,6 +107,15 @@ VjpBwdRule: TypeAlias = Callable[..., tuple[Any, ...]]
 calling ``acc.accum(value)`` on one :class:`jext.GradAccum` per operand leaf (a
 :class:`jext.NullAccum`, which ignores it, for a leaf not being differentiated).
 """
+
+LinFwdRule: TypeAlias = Callable[..., tuple[Any, Any]]
+"""``(*operands, **params) -> (outputs, residuals)``: the primal half of a linearization
+(``def_linearize``), hijax's ``lin``; ``residuals`` is any pytree of arrays."""
+
+LinearizedRule: TypeAlias = Callable[..., Any]
+"""``(residuals, *tangents, /, **params) -> output tangents``: the linear half of a
+linearization (``def_linearize``), hijax's ``linearized``; linear in the tangents (one per
+operand, zeros instantiated), shaped like the primitive's results."""
 
 BatchingRule = TypeVar(
     "BatchingRule",

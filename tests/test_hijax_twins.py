@@ -643,3 +643,88 @@ def test_an_accumulating_bwd_that_returns_cotangents_says_so() -> None:
     with pytest.raises(jext.RuleError, match="accumulating") as raised:
         jax.grad(lambda x: prim(x).sum())(X)
     assert isinstance(raised.value, TypeError)
+
+
+# --- custom linearization: def_linearize(lin, linearized) (hijax's lin/linearized) ----------
+
+LIN_CALLS: list[str] = []
+
+
+def _lin(x: Any, y: Any) -> Any:
+    LIN_CALLS.append("lin")
+    return x * jnp.sin(y), (jnp.sin(y), 2.0 * x)
+
+
+def _linearized(res: Any, tx: Any, ty: Any) -> Any:
+    sin_y, two_x = res
+    return tx * sin_y + two_x * ty  # the JVP rule _jvp_rule's tangent: 2x, not x cos y
+
+
+@jext.primitive("hijax_twins.lin_only")
+def lin_only(x: jax.Array, y: jax.Array, /) -> jax.Array:
+    return x * jnp.sin(y)
+
+
+lin_only.def_linearize(_lin, _linearized)
+
+
+@jext.primitive("hijax_twins.lin_and_jvp")
+def lin_and_jvp(x: jax.Array, y: jax.Array, /) -> jax.Array:
+    return x * jnp.sin(y)
+
+
+lin_and_jvp.def_linearize(_lin, _linearized)
+
+
+@lin_and_jvp.def_jvp
+def _lin_and_jvp_jvp(primals: Any, tangents: Any) -> Any:
+    (x, y), (tx, _) = primals, tangents
+    return lin_and_jvp(x, y), 5.0 * tx  # forward mode's own rule, deliberately different
+
+
+@pytest.mark.parametrize(
+    "transform", [*FORWARD.values(), *REVERSE.values()], ids=[*FORWARD, *REVERSE]
+)
+def test_a_linearization_alone_serves_every_mode_as_a_jvp_rule_does(transform: Any) -> None:
+    """Without def_jvp, jvp is derived from lin and linearized (hijax's jvp_from_lin): every
+    mode is custom_jvp's with the equivalent JVP rule."""
+    close(transform(lin_only), transform(jvp_twin))
+
+
+def test_linearize_and_reverse_mode_run_the_linearization_jvp_runs_the_jvp_rule() -> None:
+    _, lin_fn = jax.linearize(lin_and_jvp, X, Y)
+    close(lin_fn(W, Y), jax.linearize(jvp_twin, X, Y)[1](W, Y))
+    close(_grad(lin_and_jvp)(X, Y), _grad(jvp_twin)(X, Y))
+    close(jax.jvp(lin_and_jvp, (X, Y), (W, Y))[1], 5.0 * W)
+
+
+@needs_mode
+def test_linearize_saves_the_residuals_and_runs_lin_once() -> None:
+    LIN_CALLS.clear()
+    _, f_lin = jax.linearize(lin_only, X, Y)
+    f_lin(W, Y)
+    f_lin(Y, W)
+    assert LIN_CALLS == ["lin"]
+    # the linear part reads the saved sin y; it does not compute it again
+    assert "sin" not in str(jax.make_jaxpr(f_lin)(W, Y))
+
+
+@needs_hijax
+def test_a_linearization_is_a_hijax_lin() -> None:
+    hijax_both = _hijax_twin()
+    close(jax.linearize(lin_and_jvp, X, Y)[1](W, Y), jax.linearize(hijax_both, X, Y)[1](W, Y))
+
+
+def test_jext_check_fails_a_wrong_linearized() -> None:
+    def make(name: str, factor: float) -> Any:
+        prim = jext.primitive(f"hijax_twins.{name}")(lambda x, /: jnp.sin(x))
+        prim.def_linearize(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, t: factor * c * t)
+        prim.def_examples(lambda: [jext.Example(np.linspace(-1.5, 1.5, 5, dtype=np.float32))])
+        return prim
+
+    wrong = make("checked_wrong_linearized", 2.0)
+    result = run_check(wrong, "jvp", wrong.examples())
+    assert result.status == "fail" and "finite differences" in result.message
+    right = make("checked_right_linearized", 1.0)
+    assert run_check(right, "jvp", right.examples()).status == "pass"
+    assert run_check(right, "transpose", right.examples()).status == "pass"

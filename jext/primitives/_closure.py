@@ -115,6 +115,8 @@ def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
         out["transpose"] = _twin_transpose(name, rules.transpose)
     if rules.vjp_fwd is not None and rules.vjp_bwd is not None:
         out["vjp"] = _twin_vjp(rules.vjp_fwd, rules.vjp_bwd)
+    if rules.lin is not None and rules.linearized is not None:
+        out["linearize"] = _twin_linearize(rules.lin, rules.linearized)
     if rules.batching is not None and rules.batching_kind == "custom":
         out["batching"] = _twin_batching(name, rules.batching)
     out["lowerings"] = {
@@ -157,6 +159,19 @@ def _twin_vjp(fwd: Rule, bwd: Rule) -> tuple[Callable[..., Any], Callable[..., A
         return (None, *result)
 
     return twin_fwd, twin_bwd
+
+
+def _twin_linearize(lin: Rule, linearized: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The author's linearization rules on the twin's operands (differentiating the hidden
+    values is refused before ``lin`` runs: see ``_ad.jvp_per_example``)."""
+
+    def twin_lin(hidden: Any, *operands: Any, closure: Closure) -> Any:
+        return lin(*operands, params=closure.params)
+
+    def twin_linearized(residuals: Any, hidden: Any, *tangents: Any, closure: Closure) -> Any:
+        return linearized(residuals, *tangents, params=closure.params)
+
+    return twin_lin, twin_linearized
 
 
 def closed_over_tangents(tangents: Sequence[Any], in_tree: Any) -> bool:

@@ -51,6 +51,8 @@ from jext.typing import (
     BatchingRule,
     ImplRule,
     JvpRule,
+    LinearizedRule,
+    LinFwdRule,
     LoweringRule,
     Platform,
     TransposeRule,
@@ -241,11 +243,17 @@ class Primitive(Generic[P, R]):
         ) -> tuple[list[Any], list[Any]]:
             return _ad.jvp(core, primals, tangents, parse_form(bind_params, len(primals)))
 
+        def linearize_jvp(
+            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
+        ) -> tuple[list[Any], list[Any]]:
+            form = parse_form(bind_params, len(primals))
+            return _ad.jvp(core, primals, tangents, form, mode="linearize")
+
         def reverse_jvp(
             primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
         ) -> tuple[list[Any], list[Any]]:
             form = parse_form(bind_params, len(primals))
-            return _ad.jvp(core, primals, tangents, form, reverse=True)
+            return _ad.jvp(core, primals, tangents, form, mode="vjp")
 
         def transpose(cts: Sequence[Any], *args: Any, **bind_params: Any) -> list[Any]:
             return _ad.transpose(core, cts, args, parse_form(bind_params, len(args)))
@@ -265,7 +273,7 @@ class Primitive(Generic[P, R]):
         _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
         _jax.set_impl(core.jax, impl)
         _jax.register_jvp(core.jax, jvp)
-        _jax.register_reverse_jvp(core.jax, reverse_jvp)
+        _jax.register_linearizations(core.jax, linearize_jvp, reverse_jvp)
         _jax.register_transpose(core.jax, transpose)
         _jax.register_batching(core.jax, batch)
         if _claim:
@@ -386,6 +394,8 @@ class Primitive(Generic[P, R]):
                         symbolic_zeros=rules.vjp_symbolic_zeros,
                         accumulate=rules.vjp_accumulate,
                     )
+                if "linearize" in adapted:
+                    made.def_linearize(*adapted["linearize"])
                 if "batching" in adapted:
                     made.def_batching(adapted["batching"])
                 for platform, (fn, raw) in adapted["lowerings"].items():
@@ -585,6 +595,25 @@ class Primitive(Generic[P, R]):
             ),
             vjp_symbolic_zeros=symbolic_zeros,
             vjp_accumulate=accumulate,
+        )
+
+    def def_linearize(self, lin: LinFwdRule, linearized: LinearizedRule) -> None:
+        """Linearize with two rules, as a hijax ``VJPHiPrimitive``'s ``lin``/``linearized``.
+
+        ``lin(*operands, **params) -> (outputs, residuals)`` runs once on the primals;
+        ``linearized(residuals, *tangents, **params) -> output tangents`` is linear in the
+        tangents (one per operand, zeros instantiated).  ``jax.linearize`` and reverse mode
+        (``grad``, ``vjp``, ``jacrev``: by transposing ``linearized``) run them, saving the
+        residuals rather than recomputing them; ``jax.jvp`` runs them unless a
+        ``def_jvp`` is given, and reverse mode runs ``def_vjp``'s rules where given.
+        """
+        n = self._n()
+        self._define(
+            "linearize",
+            lin=self._rule("linearize (lin)", lin, n),
+            linearized=self._rule(
+                "linearize (linearized)", linearized, None if n is None else 1 + n
+            ),
         )
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:

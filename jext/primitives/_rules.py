@@ -128,6 +128,8 @@ class Rules:
     vjp_bwd: Rule | None = None
     vjp_symbolic_zeros: bool = False  # fwd gets CustomVJPPrimal, bwd SymbolicZero
     vjp_accumulate: bool = False  # bwd(res, cts, *accums) calls accum, returns None
+    lin: Rule | None = None  # def_linearize: (out, residuals) from the operands
+    linearized: Rule | None = None  # and the tangent from residuals and tangents
     transpose: Rule | None = None
     linear_in: tuple[int, ...] | None = None
     batching: Rule | None = None

@@ -173,6 +173,18 @@ def mul_acc_bwd(
 assert_type(mul_acc.def_vjp(mul_fwd, mul_acc_bwd, accumulate=True), None)
 
 
+@jext.primitive("typing.mul_lin")
+def mul_lin(a: jax.Array, b: jax.Array, /) -> jax.Array:
+    return a * b
+
+
+def mul_linearized(res: tuple[jax.Array, jax.Array], ta: jax.Array, tb: jax.Array) -> jax.Array:
+    return ta * res[1] + res[0] * tb
+
+
+assert_type(mul_lin.def_linearize(mul_fwd, mul_linearized), None)
+
+
 @jax.custom_jvp
 def clip(v: jax.Array) -> jax.Array:
     return jnp.clip(v, -1.0, 1.0)
