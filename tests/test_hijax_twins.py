@@ -691,6 +691,7 @@ def test_a_linearization_alone_serves_every_mode_as_a_jvp_rule_does(transform: A
     close(transform(lin_only), transform(jvp_twin))
 
 
+@needs_mode
 def test_linearize_and_reverse_mode_run_the_linearization_jvp_runs_the_jvp_rule() -> None:
     _, lin_fn = jax.linearize(lin_and_jvp, X, Y)
     close(lin_fn(W, Y), jax.linearize(jvp_twin, X, Y)[1](W, Y))
@@ -710,6 +711,7 @@ def test_linearize_saves_the_residuals_and_runs_lin_once() -> None:
 
 
 @needs_hijax
+@needs_mode
 def test_a_linearization_is_a_hijax_lin() -> None:
     hijax_both = _hijax_twin()
     close(jax.linearize(lin_and_jvp, X, Y)[1](W, Y), jax.linearize(hijax_both, X, Y)[1](W, Y))
@@ -728,3 +730,21 @@ def test_jext_check_fails_a_wrong_linearized() -> None:
     right = make("checked_right_linearized", 1.0)
     assert run_check(right, "jvp", right.examples()).status == "pass"
     assert run_check(right, "transpose", right.examples()).status == "pass"
+
+
+# --- concrete values in eager calls -------------------------------------------------------
+
+
+def _branchy(x: Any) -> Any:
+    return jnp.sin(x) if x > 0 else jnp.cos(x)
+
+
+def test_an_eager_call_gives_the_reference_concrete_values_as_custom_jvp_does() -> None:
+    prim = jext.primitive("hijax_twins.branchy")(lambda x, /: _branchy(x))
+    twin = jax.custom_jvp(_branchy)
+    twin.defjvp(lambda p, t: (twin(p[0]), t[0]))
+    for x in (2.0, -2.0, np.float32(0.5)):
+        close(prim(x), twin(x))
+    for f in (prim, twin):  # under jit both raise JAX's usual error
+        with pytest.raises(jax.errors.TracerBoolConversionError):
+            jax.jit(f)(2.0)

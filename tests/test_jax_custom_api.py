@@ -24,7 +24,7 @@ VENDORED = HERE / "data" / "jax_custom_api"
 
 _ERRORS = "both raise; jext's error is a jext.RuleError naming the primitive, JAX's another"
 _JAXPR = "reads JAX's own equations (custom_jvp_call, custom_vjp_call) in the jaxpr"
-_EAGER = "a primitive traces its reference, also eagerly: no concrete values (docs)"
+_EAGER = "under an eager jvp or grad the reference is traced: no concrete values (docs)"
 #: Test (class::name) -> why it fails with adopted functions (docs/jax-custom-rules.md,
 #: "Intentional differences").
 EXPECTED_FAILURES: dict[str, str] = {

@@ -78,6 +78,11 @@ _SCALAR_TYPES: Final = (
 )
 _EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
+_NEEDS_CONCRETE_VALUES: Final = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
 
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
 
@@ -342,7 +347,15 @@ class Primitive(Generic[P, R]):
             sig.check_hashable(params)
             raise
         if call is None:
-            prepared = self._prepare_call(in_tree, flat, params)
+            try:
+                prepared = self._prepare_call(in_tree, flat, params)
+            except _NEEDS_CONCRETE_VALUES:
+                if not _jax.is_eager():
+                    raise
+                # Called eagerly, a reference that needs concrete values (Python control
+                # flow on them) runs op by op on them, as a custom_jvp function does.
+                concrete: R = self._core.reference(*operands, **params)
+                return concrete
             if isinstance(prepared, ClosesOverTracers):
                 closed: R = self._call_closure(prepared, in_tree, flat, params)
                 return closed
