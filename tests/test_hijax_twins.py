@@ -748,3 +748,11 @@ def test_an_eager_call_gives_the_reference_concrete_values_as_custom_jvp_does() 
     for f in (prim, twin):  # under jit both raise JAX's usual error
         with pytest.raises(jax.errors.TracerBoolConversionError):
             jax.jit(f)(2.0)
+
+
+def test_rule_sources_name_a_linearization() -> None:
+    assert lin_only.rule_sources()["linearize"] == "custom"
+    assert lin_only.rule_sources()["jvp"] == "linearize"
+    assert lin_and_jvp.rule_sources()["jvp"] == "custom"
+    assert "linearize" in lin_only.rules.custom_kinds()
+    assert both.rule_sources()["linearize"] == "none"
