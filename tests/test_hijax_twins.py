@@ -21,13 +21,38 @@ from jext import _jax
 from jext.testing._checks import run_check
 
 try:
-    from jax.experimental.hijax import VJPHiPrimitive
+    from jax.experimental import hijax
 except ImportError:  # jax 0.8 has no hijax
-    VJPHiPrimitive = None
+    hijax = None
+# jax 0.10 and 0.11 call it VJPHiPrimitive, 0.12 HiPrim
+VJPHiPrimitive = getattr(hijax, "VJPHiPrimitive", None) or getattr(hijax, "HiPrim", None)
 
 needs_hijax = pytest.mark.skipif(
-    VJPHiPrimitive is None, reason="this JAX has no jax.experimental.hijax.VJPHiPrimitive"
+    VJPHiPrimitive is None, reason="this JAX has no hijax primitive (VJPHiPrimitive, HiPrim)"
 )
+
+
+def _hijax_grad_accum() -> type:
+    """hijax's accumulator of a cotangent to be computed (0.12 exports it)."""
+    exported = getattr(hijax, "GradAccum", None)
+    if exported is not None:
+        return exported  # type: ignore[no-any-return]
+    from jax._src.interpreters import ad  # jax 0.10 and 0.11 keep it here
+
+    return ad.GradAccum  # type: ignore[no-any-return]
+
+
+def _elementwise_batch(make: Any, args: Any, dims: Any, size: int) -> Any:
+    """A hijax ``batch`` rule for an elementwise primitive: every operand to a leading axis."""
+    if all(d is None for d in dims):
+        return make(*args), None
+    moved = [
+        jnp.broadcast_to(a, (size, *jnp.shape(a))) if d is None else jnp.moveaxis(a, d, 0)
+        for a, d in zip(args, dims, strict=True)
+    ]
+    return make(*moved), 0
+
+
 needs_mode = pytest.mark.skipif(
     not _jax.linearization_knows_mode(),
     reason="JAX before 0.9.2 does not tell a primitive which mode it is linearized for",
@@ -125,8 +150,8 @@ def _hijax_twin() -> Any:
         def vjp_bwd_retval(self, res: Any, g: Any) -> Any:
             return _bwd(res, g)
 
-        def batch_dim_rule(self, axis_data: Any, dims: Any) -> Any:
-            return next((d for d in dims if d is not None), None)
+        def batch(self, axis_data: Any, args: Any, dims: Any) -> Any:
+            return _elementwise_batch(hijax_both, args, dims, axis_data.size)
 
     def hijax_both(x: Any, y: Any) -> Any:
         x, y = jnp.broadcast_arrays(jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.float32))
@@ -604,12 +629,10 @@ def test_an_accumulating_bwd_is_a_hijax_vjp_bwd() -> None:
             return self(x, y), (x, y)
 
         def vjp_bwd(self, res: Any, g: Any, x_acc: Any, y_acc: Any) -> None:
-            from jax._src.interpreters import ad  # hijax's own accumulator classes
-
             x, y = res
-            if isinstance(x_acc, ad.GradAccum):
+            if isinstance(x_acc, _hijax_grad_accum()):
                 x_acc.accum(3.0 * g * jnp.sin(y))
-            if isinstance(y_acc, ad.GradAccum):
+            if isinstance(y_acc, _hijax_grad_accum()):
                 y_acc.accum(g * x * jnp.cos(y))
 
     def hijax_acc(x: Any, y: Any) -> Any:
