@@ -39,7 +39,9 @@ if TYPE_CHECKING:
     from jext._registry import register_plugin as register_plugin
     from jext.hookspecs import hookimpl as hookimpl
     from jext.primitives import Example as Example
+    from jext.primitives import GradAccum as GradAccum
     from jext.primitives import LinearOperand as LinearOperand
+    from jext.primitives import NullAccum as NullAccum
     from jext.primitives import Primitive as Primitive
     from jext.primitives import SymbolicZero as SymbolicZero
     from jext.primitives import primitive as primitive
@@ -51,10 +53,12 @@ __all__ = [
     "DuplicateNameError",
     "Example",
     "FfiTargetRegistrar",
+    "GradAccum",
     "JextError",
     "LinearOperand",
     "LoweringError",
     "LoweringRegistrar",
+    "NullAccum",
     "PluginError",
     "PluginInfo",
     "PluginWarning",
@@ -86,10 +90,12 @@ _LAZY: dict[str, str] = {
     "DuplicateNameError": "jext._errors",
     "Example": "jext.primitives",
     "FfiTargetRegistrar": "jext._registrars",
+    "GradAccum": "jext.primitives",
     "JextError": "jext._errors",
     "LinearOperand": "jext.primitives",
     "LoweringError": "jext._errors",
     "LoweringRegistrar": "jext._registrars",
+    "NullAccum": "jext.primitives",
     "PluginError": "jext._errors",
     "PluginInfo": "jext._registry",
     "PluginWarning": "jext._registry",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from jax.errors import UnexpectedTracerError
+
 __all__ = [
     "DefinitionError",
     "DuplicateNameError",
@@ -10,6 +12,10 @@ __all__ = [
     "PluginError",
     "RegistrationError",
     "RuleError",
+    "RuleNotImplementedError",
+    "RuleTracerError",
+    "RuleTypeError",
+    "RuleValueError",
     "StaticParamError",
     "TransposeError",
     "UnknownNameError",
@@ -33,7 +39,37 @@ class DuplicateNameError(JextError, ValueError):
 
 
 class RuleError(JextError):
-    """A rule returned something of the wrong arity, structure, shape or dtype."""
+    """A rule returned something of the wrong arity, structure, shape or dtype.
+
+    Where JAX's own construct with the same rule (``custom_jvp``, ``custom_vjp``,
+    ``custom_vmap``) raises an error of its own, jext raises a subclass that is that error
+    too, so code catching JAX's error keeps working: :class:`RuleTypeError`,
+    :class:`RuleValueError`, :class:`RuleTracerError`, :class:`RuleNotImplementedError`.
+    """
+
+
+class RuleTypeError(RuleError, TypeError):
+    """A :class:`RuleError` where JAX raises ``TypeError``: a JVP or VJP rule's result of
+    the wrong structure, shape or dtype, forward mode of a primitive with only a VJP rule."""
+
+
+class RuleValueError(RuleError, ValueError):
+    """A :class:`RuleError` where JAX raises ``ValueError``: a ``bwd`` cotangent of the
+    wrong shape, a batching rule's result or out_dims of the wrong structure or shape."""
+
+
+class RuleTracerError(RuleError, UnexpectedTracerError):
+    """A :class:`RuleError` where JAX raises ``UnexpectedTracerError``: a custom rule that
+    would need the tangent or batch axis of a value it closes over."""
+
+    def __init__(self, message: str) -> None:
+        # Not JAX's constructor: it appends a link to JAX's page named after this class.
+        TypeError.__init__(self, message)
+
+
+class RuleNotImplementedError(RuleError, NotImplementedError):
+    """A :class:`RuleError` where JAX raises ``NotImplementedError``: differentiating a
+    primitive declared without a derivative (JAX: a primitive with no JVP rule)."""
 
 
 class TransposeError(JextError, NotImplementedError):

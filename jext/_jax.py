@@ -30,6 +30,8 @@ from jax._src import core as _core
 from jax._src import linear_util as _lu
 from jax._src.array import ArrayImpl
 from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
+from jax._src.interpreters import ad as _ad_internal
+from jax._src.interpreters import batching as _batching_internal
 from jax._src.interpreters import mlir as _mlir
 from jax._src.interpreters import partial_eval as _pe
 from jax._src.lib import version_str as _jaxlib_version
@@ -268,6 +270,10 @@ def is_symbolic_zero(x: object) -> bool:
 #: the same class in every supported JAX).
 JaxSymbolicZero: TypeAlias = jax.custom_derivatives.SymbolicZero
 
+#: What ``jax.custom_vjp(...).defvjp(fwd, bwd, symbolic_zeros=True)``'s ``fwd`` receives
+#: for each operand leaf: ``value`` and ``perturbed`` (public API, every supported JAX).
+CustomVJPPrimal: TypeAlias = jax.custom_derivatives.CustomVJPPrimal
+
 
 def make_zero(aval: AbstractValue) -> Any:
     """A symbolic zero (co)tangent for a primal of abstract value ``aval``."""
@@ -297,6 +303,43 @@ def register_jvp(prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Seque
     ad.primitive_jvps[prim] = rule
 
 
+def linearization_knows_mode() -> bool:
+    """Whether JAX tells a primitive's linearization rule if it linearizes for reverse mode.
+
+    jax 0.9.2 added the ``is_vjp`` argument of ``ad.primitive_linearizations`` rules: True
+    under ``vjp`` (``grad``, ``jacrev``), False under ``jax.linearize``.  ``jax.jvp``
+    (``jacfwd``) uses the JVP rule, and so does reverse mode where JAX derives it from a
+    JVP (``jax_use_direct_linearize`` off, a ``checkpoint`` body).  jax 0.8 and 0.9.0 have
+    no flag: there a primitive's JVP rule serves every mode.
+    """
+    return JAX_VERSION >= (0, 9, 2)
+
+
+def register_linearizations(
+    prim: Primitive,
+    forward: Callable[..., tuple[Sequence[Any], Sequence[Any]]],
+    reverse: Callable[..., tuple[Sequence[Any], Sequence[Any]]],
+) -> None:
+    """Linearize ``prim`` with the JVP ``forward`` for ``jax.linearize`` and ``reverse``
+    for ``vjp`` instead of its JVP rule.
+
+    Where JAX says so (:func:`linearization_knows_mode`), each linearization is its JVP
+    partially evaluated, as JAX's fallback linearization does with the JVP rule; older
+    JAX keeps the JVP rule registered by :func:`register_jvp` for both.
+    """
+    if not linearization_knows_mode():
+        return
+
+    def linearize(is_vjp: bool, nonzeros: Sequence[bool], *primals: Any, **params: Any) -> Any:
+        jvp = reverse if is_vjp else forward
+        dbg = _api_util.debug_info("linearize_prim_jvp", jvp, primals, params)
+        return _ad_internal.linearize_from_jvp(
+            _lu.wrap_init(jvp, debug_info=dbg), True, nonzeros, False, False, primals, params
+        )
+
+    _ad_internal.primitive_linearizations[prim] = linearize
+
+
 def register_transpose(prim: Primitive, rule: Callable[..., Sequence[Any]]) -> None:
     ad.primitive_transposes[prim] = rule
 
@@ -323,6 +366,19 @@ def register_batching(
 def named_axes(closed: ClosedJaxpr) -> frozenset[Any]:
     """The named axes the collectives in ``closed`` (psum, axis_index, ...) refer to."""
     return frozenset(e.name for e in closed.effects if isinstance(e, _core.NamedAxisEffect))
+
+
+def batched_results(
+    closed: ClosedJaxpr, axis_name: Any, size: int, in_batched: Sequence[bool]
+) -> list[bool]:
+    """Which results of ``closed`` JAX's ``vmap`` over ``axis_name`` (of ``size``) batches,
+    given which operands it batches: ``psum`` of an unbatched value is unbatched,
+    ``axis_index`` is batched.  ``batching.AxisData(name, size, spmd_name, mesh_axis)``
+    and ``batch_jaxpr`` are the same in jax 0.8 to 0.11."""
+    axis_data = _batching_internal.AxisData(axis_name, size, None, None)
+    batch_jaxpr = _batching_internal.batch_jaxpr
+    _, out = batch_jaxpr(closed, axis_data, list(in_batched), False)  # type: ignore[no-untyped-call]
+    return [bool(b) for b in out]
 
 
 def axis_sizes() -> dict[Any, int]:

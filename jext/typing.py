@@ -47,7 +47,9 @@ __all__ = [
     "BatchingRule",
     "ImplRule",
     "JvpRule",
+    "LinFwdRule",
     "LinearOperand",
+    "LinearizedRule",
     "LoweringRule",
     "Platform",
     "RegisteredPrimitive",
@@ -97,8 +99,23 @@ VjpBwdRule: TypeAlias = Callable[..., tuple[Any, ...]]
 """``(residuals, cotangents, /, **params) -> tuple`` with one cotangent per operand.
 
 ``cotangents`` has the primitive's result structure (zeros instantiated); return
-``None`` for an operand whose cotangent is zero.
+``None`` for an operand whose cotangent is zero.  Declared with
+``def_vjp(..., symbolic_zeros=True)``, ``fwd`` gets each operand leaf as
+``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` and ``bwd`` a
+:data:`jext.SymbolicZero` for a zero cotangent, and may return one.  Declared with
+``accumulate=True``: ``(residuals, cotangents, *accumulators, /, **params) -> None``,
+calling ``acc.accum(value)`` on one :class:`jext.GradAccum` per operand leaf (a
+:class:`jext.NullAccum`, which ignores it, for a leaf not being differentiated).
 """
+
+LinFwdRule: TypeAlias = Callable[..., tuple[Any, Any]]
+"""``(*operands, **params) -> (outputs, residuals)``: the primal half of a linearization
+(``def_linearize``), hijax's ``lin``; ``residuals`` is any pytree of arrays."""
+
+LinearizedRule: TypeAlias = Callable[..., Any]
+"""``(residuals, *tangents, /, **params) -> output tangents``: the linear half of a
+linearization (``def_linearize``), hijax's ``linearized``; linear in the tangents (one per
+operand, zeros instantiated), shaped like the primitive's results."""
 
 BatchingRule = TypeVar(
     "BatchingRule",
@@ -108,8 +125,10 @@ BatchingRule = TypeVar(
 
 ``dims`` has one entry per operand (a pytree of them for a pytree operand): the
 batched axis, or ``None`` for an unbatched operand.  ``out_dims`` is one int or
-``None`` for every result leaf, or a pytree matching the result.  The rule is
-only called when at least one operand is batched.
+``None`` for every result leaf, or a pytree matching the result.  Under ``vmap``
+at least one operand is batched; a JVP with only tangents batched (``jacfwd``)
+differentiates the rule called with every ``dims`` entry ``None``, as ``custom_vmap``
+differentiates its rule with ``in_batched`` all False.
 """
 
 LoweringRule = TypeVar("LoweringRule", bound=Callable[..., Any])

@@ -145,9 +145,11 @@ def shifted(x: jax.Array, y: jax.Array, /) -> jax.Array:
 @shifted.def_batching
 def _shifted_batching(
     args: tuple[jax.Array, jax.Array], dims: tuple[int | None, int | None]
-) -> tuple[jax.Array, int]:
+) -> tuple[jax.Array, int | None]:
     BATCH_CALLS.append(tuple(dims))
-    size = next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    size = next((a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None), None)
+    if size is None:  # only tangents batched (jacfwd): custom_vmap's rule sees no batch
+        return _shifted_rule(*args), None
     x, y = (
         jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *a.shape))
         for a, d in zip(args, dims, strict=True)

@@ -683,12 +683,13 @@ def test_a_rule_returning_a_pair_for_one_result_is_a_rule_error_naming_the_primi
             jax.grad(scanned)(jnp.float32(1.0))
 
 
-def test_a_custom_vjp_with_symbolic_zeros_is_refused_with_the_alternative() -> None:
-    """Its fwd takes ``CustomVJPPrimal`` values, which a primitive never passes."""
+def test_a_custom_vjp_with_symbolic_zeros_is_adopted_with_its_conventions() -> None:
+    """Its fwd takes ``CustomVJPPrimal`` values, as the primitive's then does."""
     f = jax.custom_vjp(lambda x: 2.0 * x)
-    f.defvjp(lambda x: (2.0 * x.value, None), lambda _, g: (2.0 * g,), symbolic_zeros=True)
-    with pytest.raises(jext.DefinitionError, match="symbolic_zeros=True"):
-        jext.primitive("twins.adopt_vjp_symbolic_zeros")(f)
+    f.defvjp(lambda x: (2.0 * x.value, None), lambda _, g: (3.0 * g,), symbolic_zeros=True)
+    adopted = jext.primitive("twins.adopt_vjp_symbolic_zeros")(f)
+    assert adopted.rules.vjp_symbolic_zeros
+    close(jax.grad(adopted)(0.5), jax.grad(f)(0.5))
 
 
 def test_a_custom_function_with_nondiff_argnums_is_refused_with_the_alternative() -> None:

@@ -2,7 +2,9 @@
 
 from jext.primitives._example import CheckOptions as CheckOptions
 from jext.primitives._example import Example as Example
+from jext.primitives._markers import GradAccum as GradAccum
 from jext.primitives._markers import LinearOperand as LinearOperand
+from jext.primitives._markers import NullAccum as NullAccum
 from jext.primitives._markers import SymbolicZero as SymbolicZero
 from jext.primitives._primitive import CACHE_SIZE as CACHE_SIZE
 from jext.primitives._primitive import LoweringInfo as LoweringInfo
@@ -14,8 +16,10 @@ __all__ = [
     "CACHE_SIZE",
     "CheckOptions",
     "Example",
+    "GradAccum",
     "LinearOperand",
     "LoweringInfo",
+    "NullAccum",
     "Primitive",
     "SymbolicZero",
     "defined_primitives",

@@ -11,14 +11,14 @@ forward computation runs once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final, Literal
 
 import jax
 import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError, TransposeError
+from jext._errors import RuleError, RuleTracerError, RuleTypeError, TransposeError
 from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._batching import over_levels
 from jext.primitives._closure import closed_over_error, closed_over_tangents
@@ -28,22 +28,40 @@ from jext.primitives._links import jvp_tangents
 from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
 from jext.primitives._vjp import vjp_jvp
 
-__all__ = ["jvp", "jvp_per_example", "transpose"]
+__all__ = ["PREFERENCE", "Mode", "jvp", "jvp_per_example", "transpose"]
+
+Mode = Literal["jvp", "linearize", "vjp"]
+"""What JAX differentiates for: ``jax.jvp`` (and ``jacfwd``), ``jax.linearize``, ``vjp``
+(``grad``, ``jacrev``); the last two only where JAX says (``_jax.linearization_knows_mode``)."""
+
+#: For each mode, the author's rules in the order they are used: a hijax primitive's
+#: ``jvp``, ``lin``/``linearized`` and ``vjp_fwd``/``vjp_bwd``, each for its own mode.
+PREFERENCE: Final[dict[str, tuple[str, ...]]] = {
+    "jvp": ("jvp", "linearize", "vjp"),
+    "linearize": ("linearize", "jvp", "vjp"),
+    "vjp": ("vjp", "linearize", "jvp"),
+}
 
 
 # --- forward mode ---------------------------------------------------------------------
 
 
 def jvp(
-    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+    core: Core,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    form: Form,
+    *,
+    mode: Mode = "jvp",
 ) -> tuple[list[Any], list[Any]]:
-    """JAX's JVP rule for the equation binding ``form``."""
+    """JAX's JVP rule for the equation binding ``form``; ``mode``: what JAX differentiates
+    it for (``jax.jvp``, ``jax.linearize``, ``vjp``), which picks the author's rule."""
     if form.chain:
         return chain_jvp(core, primals, tangents, form)
     if form.linearize is not None:
         return _jvp_of_forward_half(core, primals, tangents, form)
     if not form.levels:
-        return jvp_per_example(core, primals, tangents, form)
+        return jvp_per_example(core, primals, tangents, form, mode=mode)
     # Batched: the per-example JVP, vectorized over the levels; zero tangents stay
     # symbolic inside, so the author's rule sees exactly what it would unbatched.
     levels = form.levels
@@ -55,7 +73,7 @@ def jvp(
     def one(*xs: Any) -> list[Any]:
         given = dict(zip(nonzero, xs[n:], strict=True))
         tans = [given[i] if i in given else _jax.make_zero(per_example[i]) for i in range(n)]
-        outs, touts = jvp_per_example(core, xs[:n], tans, form.base)
+        outs, touts = jvp_per_example(core, xs[:n], tans, form.base, mode=mode)
         zero_outs[:] = [_jax.is_symbolic_zero(t) for t in touts]
         return [*outs, *(t for t in touts if not _jax.is_symbolic_zero(t))]
 
@@ -63,9 +81,9 @@ def jvp(
     try:
         results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
     except jax.errors.UnexpectedTracerError as err:
-        if core.rules.jvp is None and core.rules.vjp_fwd is None:
+        if core.rules.jvp is None and core.rules.vjp_fwd is None and core.rules.lin is None:
             raise
-        raise RuleError(
+        raise RuleTracerError(
             f"primitive {core.name!r}: its derivative rule uses a value traced by an "
             "enclosing vmap that is not one of its operands (a Python closure of the rule; "
             "the reference's closures become operands, a rule's cannot); pass that value "
@@ -81,19 +99,38 @@ def jvp(
 
 
 def jvp_per_example(
-    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+    core: Core,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    form: Form,
+    *,
+    mode: Mode = "jvp",
 ) -> tuple[list[Any], list[Any]]:
+    """The JVP of one example, from the author's rule for ``mode`` (:data:`PREFERENCE`),
+    as a hijax ``VJPHiPrimitive`` runs each mode's own rule."""
     rules = core.rules
     if rules.nondifferentiable_in:
         _refuse_tangents_in(core, rules.nondifferentiable_in, tangents, form)
-    custom = rules.jvp is not None or rules.vjp_fwd is not None
-    if custom and core.leading_hidden and closed_over_tangents(tangents, form.in_tree):
+    declared = {
+        "jvp": rules.jvp is not None,
+        "linearize": rules.lin is not None,
+        "vjp": rules.vjp_fwd is not None,
+    }
+    if (
+        any(declared.values())
+        and core.leading_hidden
+        and closed_over_tangents(tangents, form.in_tree)
+    ):
         # An author's derivative rule cannot see the tangent of a value its reference
         # closed over (a closure twin's hidden operand).
         raise closed_over_error(core.name, "is being differentiated")
-    if rules.jvp is not None:
+    kind = next((k for k in PREFERENCE[mode] if declared[k]), None)
+    if kind == "jvp":
         return _custom_jvp(core, primals, tangents, form)
-    if rules.vjp_fwd is not None:
+    if kind == "linearize":
+        return _linearize_jvp(core, primals, tangents, form)
+    if kind == "vjp":
+        assert rules.vjp_fwd is not None
         return vjp_jvp(core, primals, tangents, form, rules.vjp_fwd)
     if rules.transpose is not None:
         return _linear_jvp(core, primals, tangents, form)
@@ -114,6 +151,38 @@ def jvp_per_example(
     outs, residuals = results[:n_out], results[n_out:]
     given = [t for t, a in zip(tangents, active, strict=True) if a]
     return outs, _jax.eval_jaxpr(halves.linear, *residuals, *given)
+
+
+def _linearize_jvp(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    """The JVP from ``def_linearize``: ``lin`` once on the primals (results and residuals),
+    ``linearized`` on the residuals and the tangents; JAX's partial evaluation keeps the
+    residuals for the linear part instead of recomputing them."""
+    rules = core.rules
+    assert rules.lin is not None and rules.linearized is not None
+    avals = [_jax.typeof(p) for p in primals]
+    out_avals = abstract_eval(core, avals, form)
+    tree = out_tree(core, form, avals)
+    result = rules.lin(*tree_util.tree_unflatten(form.in_tree, primals), params=form.params)
+    core.check_pair("linearize (lin)", result, "(outputs, residuals)")
+    outs = [
+        as_value(o, a.dtype)
+        for o, a in zip(core.flatten_results("lin", result[0], tree), out_avals, strict=True)
+    ]
+    for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
+        if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
+            raise RuleTypeError(
+                f"linearize rule (lin) of primitive {core.name!r}: output {i} is "
+                f"{o.dtype}{list(o.shape)}, but abstract evaluation gives {_jax.aval_str(a)}"
+            )
+    tans = tree_util.tree_unflatten(form.in_tree, [_jax.instantiate_zeros(t) for t in tangents])
+    touts = rules.linearized(result[1], *tans, params=form.params)
+    flat = core.flatten_results("linearized", touts, tree, none_ok=True)
+    return outs, [
+        _check_tangent(core, i, t, aval)
+        for i, (t, aval) in enumerate(zip(flat, out_avals, strict=True))
+    ]
 
 
 def _refuse_tangents_in(
@@ -163,7 +232,7 @@ def _custom_jvp(
     tangents_out = core.flatten_results("jvp", result[1], tree, none_ok=True)
     for i, (p, aval) in enumerate(zip(primals_out, out_avals, strict=True)):
         if tuple(p.shape) != tuple(aval.shape) or p.dtype != aval.dtype:
-            raise RuleError(
+            raise RuleTypeError(
                 f"jvp rule of primitive {core.name!r}: primal result {i} is "
                 f"{p.dtype}{list(p.shape)}, but abstract evaluation gives {_jax.aval_str(aval)}"
             )
@@ -180,7 +249,7 @@ def _check_tangent(core: Core, i: int, t: Any, aval: Any) -> Any:
         return t
     t = as_value(t, _jax.tangent_dtype(aval.dtype))
     if not _is_tangent_of(t, aval):
-        raise RuleError(
+        raise RuleTypeError(
             f"jvp rule of primitive {core.name!r}: tangent result {i} is "
             f"{t.dtype}{list(t.shape)}, but the primal result is {_jax.aval_str(aval)} "
             f"(its tangent must be {_jax.tangent_dtype(aval.dtype)}{list(aval.shape)})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import jax
 import jax.numpy as jnp
@@ -18,12 +18,17 @@ import numpy as np
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
-from jext.primitives._abstract import base_abstract_eval, out_tree, trace_reference
+from jext._errors import RuleValueError
+from jext.primitives._abstract import base_abstract_eval, linearized, out_tree, trace_reference
 from jext.primitives._core import Core, Form, Level, as_value, unbatched_avals
 from jext.primitives._derivatives import batch_chain
 
-__all__ = ["batch", "loop_over_levels", "over_levels", "run_over_levels"]
+__all__ = ["JvpOfOne", "batch", "loop_over_levels", "over_levels", "run_over_levels"]
+
+JvpOfOne: TypeAlias = Callable[
+    [Core, Sequence[Any], Sequence[Any], Form], tuple[list[Any], list[Any]]
+]
+"""``(core, primals, tangents, form) -> (outs, tangents_out)``: the JVP of one example."""
 
 
 def over_levels(
@@ -94,16 +99,31 @@ def batch(
     args: Sequence[Any],
     dims: Sequence[int | None],
     form: Form,
+    *,
+    jvp_of_one: JvpOfOne,
 ) -> tuple[list[Any], list[int | None]]:
-    """JAX's batching rule: the author's, or one more batch level on the same primitive."""
+    """JAX's batching rule: the author's, or one more batch level on the same primitive.
+
+    ``jvp_of_one`` is the JVP of one example (``_ad.jvp_per_example``, which builds on this
+    module): the JVP of an author's batching rule given with a JVP rule.
+    """
     if all(d is None for d in dims):
         if axis_name is None or axis_name not in _named_axes(core, args, form):
             outs = core.bind(form, *args)
             return outs, [None] * len(outs)
         # No operand is batched, but the reference's collectives reduce over this axis.
+        # The results JAX leaves unbatched (psum of an unbatched value) are taken from the
+        # first example, all examples being equal there.
         level = (size, (False,) * len(args), None, axis_name)
         outs = core.bind(form.with_level(level), *args)
-        return outs, [0] * len(outs)
+        per_example = _per_example_jaxpr(core, args, form)
+        if per_example is None:
+            return outs, [0] * len(outs)
+        out_batched = _jax.batched_results(per_example, axis_name, size, [False] * len(args))
+        return (
+            [o if b else o[0] for o, b in zip(outs, out_batched, strict=True)],
+            [0 if b else None for b in out_batched],
+        )
     kind = core.rules.batching_kind
     if form.chain:
         plain = form.plain
@@ -117,7 +137,7 @@ def batch(
             outs = core.bind(form, *moved)
             return outs, [0] * len(outs)
         if core.rules.jvp is not None:
-            return _batch_custom_with_jvp(core, args, dims, size, form)
+            return _batch_custom_with_jvp(core, args, dims, size, form, jvp_of_one)
         return _batch_custom(core, args, dims, size, form)
     batched = tuple(d is not None for d in dims)
     moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
@@ -133,6 +153,19 @@ def _named_axes(core: Core, args: Sequence[Any], form: Form) -> frozenset[Any]:
     per_example = unbatched_avals([_jax.typeof(a) for a in args[:n]], form.levels)
     closed, _ = trace_reference(core, form.plain, per_example)
     return _jax.named_axes(closed)
+
+
+def _per_example_jaxpr(core: Core, args: Sequence[Any], form: Form) -> Any:
+    """What ``form`` computes for one example of ``args``, as a closed jaxpr: the reference,
+    or the forward half of its JVP (results and residuals); None for a derivative form."""
+    if form.chain:
+        return None
+    n = form.in_tree.num_leaves
+    per_example = unbatched_avals([_jax.typeof(a) for a in args[:n]], form.levels)
+    if form.linearize is not None:
+        return linearized(core, form.base, per_example).forward
+    closed, _ = trace_reference(core, form.plain, per_example)
+    return closed
 
 
 def _batch_custom(
@@ -154,22 +187,28 @@ def _batch_custom(
     core.check_pair("batching", result, "(result, out_dims)")
     outs = [
         as_value(o, a.dtype)
-        for o, a in zip(core.flatten_results("batching", result[0], tree), expected, strict=True)
+        for o, a in zip(
+            core.flatten_results("batching", result[0], tree, error=RuleValueError),
+            expected,
+            strict=True,
+        )
     ]
     spec = result[1]
     if spec is None or isinstance(spec, int):
         out_dims: list[Any] = [spec] * len(outs)
     else:
-        out_dims = core.flatten_results("batching", spec, tree, none_ok=True, arrays=False)
+        out_dims = core.flatten_results(
+            "batching", spec, tree, none_ok=True, arrays=False, error=RuleValueError
+        )
     for i, (out, d, aval) in enumerate(zip(outs, out_dims, expected, strict=True)):
         if d is not None and not isinstance(d, int | np.integer):
-            raise RuleError(
+            raise RuleValueError(
                 f"batching rule of primitive {core.name!r}: out_dims for result {i} is {d!r}; "
                 "each out_dim must be an int or None (one per result leaf, or one for all)"
             )
         shape = list(out.shape)
         if d is not None and not (-len(shape) <= d < len(shape) and shape[d] == size):
-            raise RuleError(
+            raise RuleValueError(
                 f"batching rule of primitive {core.name!r}: out_dims for result {i} is "
                 f"{d}, but that result has shape {shape} and the batch size is {size}"
             )
@@ -177,7 +216,7 @@ def _batch_custom(
         if d is not None:
             want.insert(int(d) % len(shape), size)
         if shape != want or out.dtype != aval.dtype:
-            raise RuleError(
+            raise RuleValueError(
                 f"batching rule of primitive {core.name!r}: result {i} is "
                 f"{out.dtype}{shape} with out_dim {d}, but a batch of {size} of "
                 f"{_jax.aval_str(aval)} results with that out_dim is {aval.dtype}{want}"
@@ -186,15 +225,18 @@ def _batch_custom(
 
 
 def _batch_custom_with_jvp(
-    core: Core, args: Sequence[Any], dims: Sequence[int | None], size: int, form: Form
+    core: Core,
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    size: int,
+    form: Form,
+    jvp_per_example: JvpOfOne,
 ) -> tuple[list[Any], list[int | None]]:
     """The batching rule, whose JVP is the author's JVP rule one example at a time.
 
     ``custom_jvp`` around ``custom_vmap``: a JVP rule given with a batching rule wins
     under ``vmap`` too, its primal coming from the batching rule.
     """
-    from jext.primitives._ad import jvp_per_example  # noqa: PLC0415 - _ad builds on this module
-
     n = len(args)
 
     def batched(*xs: Any) -> list[Any]:

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
+from jext._errors import RuleError, RuleTracerError
 from jext.primitives._markers import LinearOperand, is_zero_tangent
 from jext.primitives._rules import LoweringEntry, Rule, Rules
 
@@ -97,7 +97,7 @@ def twin_reference(hidden: Sequence[Any], /, *operands: Any, closure: Closure) -
 
 
 def closed_over_error(name: str, what: str) -> RuleError:
-    return RuleError(
+    return RuleTracerError(
         f"primitive {name!r}: its reference closes over a traced value that {what}, which "
         "its custom rule cannot see (as with jax.custom_jvp and custom_vmap); pass that "
         "value as an operand instead"
@@ -128,6 +128,8 @@ def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
         out["transpose"] = _twin_transpose(name, rules.transpose)
     if rules.vjp_fwd is not None and rules.vjp_bwd is not None:
         out["vjp"] = _twin_vjp(rules.vjp_fwd, rules.vjp_bwd)
+    if rules.lin is not None and rules.linearized is not None:
+        out["linearize"] = _twin_linearize(rules.lin, rules.linearized)
     if rules.batching is not None and rules.batching_kind == "custom":
         out["batching"] = _twin_batching(name, rules.batching)
     out["lowerings"] = {
@@ -162,13 +164,27 @@ def _twin_vjp(fwd: Rule, bwd: Rule) -> tuple[Callable[..., Any], Callable[..., A
     def twin_fwd(hidden: Any, *operands: Any, closure: Closure) -> Any:
         return fwd(*operands, params=closure.params)
 
-    def twin_bwd(residuals: Any, cts: Any, *, closure: Closure) -> Any:
-        result = bwd(residuals, cts, params=closure.params)
+    def twin_bwd(residuals: Any, cts: Any, *accums: Any, closure: Closure) -> Any:
+        # An accumulating bwd gets no accumulator for the hidden values, and returns None.
+        result = bwd(residuals, cts, *accums[1:], params=closure.params)
         if not isinstance(result, tuple | list):
             return result  # the twin's own check reports it with the primitive's name
         return (None, *result)
 
     return twin_fwd, twin_bwd
+
+
+def _twin_linearize(lin: Rule, linearized: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The author's linearization rules on the twin's operands (differentiating the hidden
+    values is refused before ``lin`` runs: see ``_ad.jvp_per_example``)."""
+
+    def twin_lin(hidden: Any, *operands: Any, closure: Closure) -> Any:
+        return lin(*operands, params=closure.params)
+
+    def twin_linearized(residuals: Any, hidden: Any, *tangents: Any, closure: Closure) -> Any:
+        return linearized(residuals, *tangents, params=closure.params)
+
+    return twin_lin, twin_linearized
 
 
 def closed_over_tangents(tangents: Sequence[Any], in_tree: Any) -> bool:

@@ -38,7 +38,7 @@ import numpy as np
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError, StaticParamError
+from jext._errors import RuleError, RuleTypeError, StaticParamError
 from jext.primitives._rules import Rules
 from jext.primitives._signature import RESERVED_PARAM_PREFIX, OperandSignature
 
@@ -378,28 +378,37 @@ class Core:
             )
 
     def flatten_results(
-        self, kind: str, result: Any, out_tree: Any, *, none_ok: bool = False, arrays: bool = True
+        self,
+        kind: str,
+        result: Any,
+        out_tree: Any,
+        *,
+        none_ok: bool = False,
+        arrays: bool = True,
+        error: type[RuleError] = RuleTypeError,
     ) -> list[Any]:
         """``result`` flattened to ``out_tree``'s leaves; with ``arrays``, a leaf that is a
-        container (a pair where the primitive returns one array) is a structure mismatch."""
+        container (a pair where the primitive returns one array) is a structure mismatch,
+        raised as ``error`` (JAX's construct raises TypeError for a JVP or VJP rule's,
+        ValueError for a batching rule's)."""
         try:
             leaves: list[Any] = out_tree.flatten_up_to(result)
             if arrays and any(isinstance(leaf, tuple | list | dict) for leaf in leaves):
                 raise ValueError("a container where the primitive returns an array")
         except (ValueError, TypeError) as err:
-            raise RuleError(
+            raise error(
                 f"{kind} rule of primitive {self.name!r} returned a result of the wrong "
                 f"structure: expected {out_tree}, got {tree_util.tree_structure(result)}"
             ) from err
         if not none_ok and any(leaf is None for leaf in leaves):
-            raise RuleError(f"{kind} rule of primitive {self.name!r} returned None for a result")
+            raise error(f"{kind} rule of primitive {self.name!r} returned None for a result")
         return leaves
 
     def flatten_cotangents(self, kind: str, result: object, in_tree: Any) -> list[Any]:
         """A rule's cotangents, one per operand (``None`` for a zero one), as one per leaf."""
         subtrees = in_tree.children()
         if not isinstance(result, tuple | list) or len(result) != len(subtrees):
-            raise RuleError(
+            raise RuleTypeError(
                 f"{kind} rule of primitive {self.name!r} must return a tuple with one "
                 f"cotangent per operand ({len(subtrees)}), got {describe(result)}"
             )
@@ -413,7 +422,7 @@ class Core:
 
     def check_pair(self, kind: str, result: object, what: str) -> None:
         if not (isinstance(result, tuple | list) and len(result) == 2):
-            raise RuleError(
+            raise RuleTypeError(
                 f"{kind} rule of primitive {self.name!r} must return a pair {what}, got "
                 f"{describe(result)}"
             )

@@ -13,9 +13,11 @@ any order stay consistent with the rule.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -24,6 +26,16 @@ from jext.primitives._core import Core, Form, as_value
 from jext.primitives._links import apply_chain
 
 __all__ = ["batch_chain", "chain_jvp", "chain_transpose"]
+
+
+class _Active(threading.local):
+    """The primitives whose batched JVP link is being traced on this thread."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+
+_IN_JVP_LINK: Final = _Active()
 
 
 def chain_jvp(
@@ -67,11 +79,23 @@ def batch_chain(
     """A derivative form under ``vmap``: its chain applied to the batching ``rule``.
 
     ``rule(base operands, their dims) -> (results, out dims)`` is the author's rule on flat
-    operands.  Every operand is made batched (broadcast along the batch where it is not),
-    so the chain differentiates the rule one example at a time: a cotangent of an operand
-    shared by the batch is then one per example, as ``vmap`` of a VJP gives, not their sum.
+    operands.  A JVP whose batched operands are all batched in both primal and tangent, or
+    all in only one of them, is ``custom_vmap``'s (:func:`_batch_jvp_link`).  Otherwise
+    every operand is made batched (broadcast along the batch where it is not), so the
+    chain differentiates the rule one example at a time: a cotangent of an operand shared
+    by the batch is then one per example, as ``vmap`` of a VJP gives, not their sum.
     """
     n = form.in_tree.num_leaves
+    if len(form.chain) == 1 and form.chain[0][0] == "jvp" and core.name not in _IN_JVP_LINK.names:
+        # A rule that calls the primitive itself (on its batch, or unbatched) meets this
+        # again while differentiated: there the operands are broadcast, which ends.
+        _IN_JVP_LINK.names.add(core.name)
+        try:
+            done = _batch_jvp_link(rule, args, dims, size, n, form.chain[0][1])
+        finally:
+            _IN_JVP_LINK.names.discard(core.name)
+        if done is not None:
+            return done
 
     def canonical(x: Any, d: int | None) -> Any:
         if d is None:
@@ -85,3 +109,62 @@ def batch_chain(
     fn = apply_chain(batched_rule, form.chain, core.name, size)
     results = fn(*(canonical(x, d) for x, d in zip(args, dims, strict=True)))
     return results, [0] * len(results)
+
+
+def _batch_jvp_link(
+    rule: Callable[[Sequence[Any], Sequence[int | None]], tuple[list[Any], list[int | None]]],
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    size: int,
+    n: int,
+    active: Sequence[bool],
+) -> tuple[list[Any], list[int | None]] | None:
+    """The batched JVP of the rule as ``custom_vmap`` defines it, or None where it mixes
+    operands batched in primal and tangent with operands batched in only one of them.
+
+    The rule runs with the operands batched in both primal and tangent marked batched
+    (``in_batched``), and its JVP is ``vmap``-ed over the axes only a primal or only a
+    tangent carries: with only tangents batched (``jacfwd``, ``vmap(jvp)`` with
+    ``in_axes=(None, 0)``) the rule sees nothing batched and is differentiated.
+    """
+    p_dims = list(dims[:n])
+    t_dims: list[int | None] = [None] * n
+    given_dims = iter(dims[n:])
+    for i, on in enumerate(active):
+        if on:
+            t_dims[i] = next(given_dims)
+    mutual = [p is not None and t is not None for p, t in zip(p_dims, t_dims, strict=True)]
+    extra_p = [p is not None and t is None for p, t in zip(p_dims, t_dims, strict=True)]
+    extra_t = [t is not None and p is None for p, t in zip(p_dims, t_dims, strict=True)]
+    if any(mutual) and (any(extra_p) or any(extra_t)):
+        return None
+
+    def front(x: Any, d: int | None) -> Any:
+        return x if d is None else jnp.moveaxis(x, d, 0)
+
+    primals = [front(x, d) for x, d in zip(args[:n], p_dims, strict=True)]
+    tangents = [front(x, d) for x, d in zip(args[n:], dims[n:], strict=True)]
+    rule_dims = [0 if m else None for m in mutual]
+    out_dims: list[int | None] = []
+
+    def on_rule(*xs: Any) -> list[Any]:
+        results, given = rule(list(xs), rule_dims)
+        out_dims[:] = [None if d is None else 0 for d in given]
+        return [front(as_value(r), d) for r, d in zip(results, given, strict=True)]
+
+    def jvp_of_rule(ps: Sequence[Any], ts: Sequence[Any]) -> list[Any]:
+        given = iter(ts)
+        full = [
+            next(given) if on else _jax.instantiate_zeros(_jax.make_zero(_jax.typeof(p)))
+            for p, on in zip(ps, active, strict=True)
+        ]
+        _, touts = jax.jvp(on_rule, tuple(ps), tuple(full))
+        return list(touts)
+
+    if not any(extra_p) and not any(extra_t):
+        touts = jvp_of_rule(primals, tangents)
+        return touts, list(out_dims)
+    p_axes = [0 if e else None for e in extra_p]
+    t_axes = [0 if e else None for e, on in zip(extra_t, active, strict=True) if on]
+    touts = jax.vmap(jvp_of_rule, in_axes=(p_axes, t_axes), axis_size=size)(primals, tangents)
+    return list(touts), [0] * len(touts)

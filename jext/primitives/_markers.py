@@ -8,7 +8,7 @@ import numpy as np
 
 from jext._jax import AbstractValue, JaxSymbolicZero, aval_str
 
-__all__ = ["LinearOperand", "SymbolicZero", "is_zero_tangent"]
+__all__ = ["GradAccum", "LinearOperand", "NullAccum", "SymbolicZero", "is_zero_tangent"]
 
 
 @final
@@ -35,6 +35,43 @@ class LinearOperand:
 
     def __repr__(self) -> str:
         return f"LinearOperand({aval_str(self.aval)})"
+
+
+@final
+class GradAccum:
+    """Where an accumulating backward rule (``def_vjp(..., accumulate=True)``) puts the
+    cotangent of one operand leaf: each :meth:`accum` adds to it, as hijax's accumulators
+    do.  ``aval`` is the cotangent's shape and dtype."""
+
+    __slots__ = ("aval", "total")
+
+    def __init__(self, aval: AbstractValue) -> None:
+        self.aval = aval
+        self.total: Any = None
+
+    def accum(self, value: Any) -> None:
+        """Add ``value`` (shaped like the operand leaf) to the cotangent."""
+        self.total = value if self.total is None else self.total + value
+
+    def __repr__(self) -> str:
+        return f"GradAccum({aval_str(self.aval)})"
+
+
+@final
+class NullAccum:
+    """The accumulator of an operand leaf that needs no cotangent (not differentiated):
+    :meth:`accum` ignores its value, so a backward rule may test for it and skip the work."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: AbstractValue) -> None:
+        self.aval = aval
+
+    def accum(self, value: Any) -> None:
+        """Ignore ``value``."""
+
+    def __repr__(self) -> str:
+        return f"NullAccum({aval_str(self.aval)})"
 
 
 #: A tangent known to be zero, passed to JVP rules registered with ``symbolic_zeros=True``:

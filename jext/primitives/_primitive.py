@@ -22,7 +22,7 @@ from jax import tree_util
 from numpy.typing import DTypeLike
 
 from jext import _host, _jax
-from jext._errors import DefinitionError, DuplicateNameError, RuleError
+from jext._errors import DefinitionError, DuplicateNameError, RuleNotImplementedError
 from jext.primitives import _abstract, _ad, _batching, _lowering
 from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
 from jext.primitives._core import (
@@ -51,6 +51,8 @@ from jext.typing import (
     BatchingRule,
     ImplRule,
     JvpRule,
+    LinearizedRule,
+    LinFwdRule,
     LoweringRule,
     Platform,
     TransposeRule,
@@ -76,6 +78,11 @@ _SCALAR_TYPES: Final = (
 )
 _EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
+_NEEDS_CONCRETE_VALUES: Final = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
 
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
 
@@ -169,13 +176,6 @@ def _adopt(
             f"{adopted.nondiff_argnums}; a primitive's non-differentiable arguments are its "
             "keyword-only static params: define it with those as keyword-only parameters"
         )
-    if adopted.fwd is not None and adopted.symbolic_zeros:
-        raise DefinitionError(
-            f"primitive {name!r}: the custom_vjp function's rules were defined with "
-            "symbolic_zeros=True (fwd takes CustomVJPPrimal values, bwd may return "
-            "SymbolicZero); a primitive's fwd takes its operands as arrays: define them "
-            "without symbolic_zeros, or with def_vjp"
-        )
     if adopted.jvp is None and adopted.fwd is None:
         raise DefinitionError(
             f"primitive {name!r}: the custom function has no rules yet; define them "
@@ -186,7 +186,7 @@ def _adopt(
     if adopted.jvp is not None:
         prim.def_jvp(adopted.jvp, symbolic_zeros=adopted.symbolic_zeros)
     if adopted.fwd is not None and adopted.bwd is not None:
-        prim.def_vjp(adopted.fwd, adopted.bwd)
+        prim.def_vjp(adopted.fwd, adopted.bwd, symbolic_zeros=adopted.symbolic_zeros)
     return prim
 
 
@@ -248,6 +248,18 @@ class Primitive(Generic[P, R]):
         ) -> tuple[list[Any], list[Any]]:
             return _ad.jvp(core, primals, tangents, parse_form(bind_params, len(primals)))
 
+        def linearize_jvp(
+            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
+        ) -> tuple[list[Any], list[Any]]:
+            form = parse_form(bind_params, len(primals))
+            return _ad.jvp(core, primals, tangents, form, mode="linearize")
+
+        def reverse_jvp(
+            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
+        ) -> tuple[list[Any], list[Any]]:
+            form = parse_form(bind_params, len(primals))
+            return _ad.jvp(core, primals, tangents, form, mode="vjp")
+
         def transpose(cts: Sequence[Any], *args: Any, **bind_params: Any) -> list[Any]:
             return _ad.transpose(core, cts, args, parse_form(bind_params, len(args)))
 
@@ -259,11 +271,14 @@ class Primitive(Generic[P, R]):
             **bind_params: Any,
         ) -> tuple[list[Any], list[int | None]]:
             form = parse_form(bind_params, len(args))
-            return _batching.batch(core, axis_name, size, args, dims, form)
+            return _batching.batch(
+                core, axis_name, size, args, dims, form, jvp_of_one=_ad.jvp_per_example
+            )
 
         _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
         _jax.set_impl(core.jax, impl)
         _jax.register_jvp(core.jax, jvp)
+        _jax.register_linearizations(core.jax, linearize_jvp, reverse_jvp)
         _jax.register_transpose(core.jax, transpose)
         _jax.register_batching(core.jax, batch)
         if _claim:
@@ -332,7 +347,15 @@ class Primitive(Generic[P, R]):
             self._core.check_hashable(params)
             raise
         if call is None:
-            prepared = self._prepare_call(in_tree, flat, params)
+            try:
+                prepared = self._prepare_call(in_tree, flat, params)
+            except _NEEDS_CONCRETE_VALUES:
+                if not _jax.is_eager():
+                    raise
+                # Called eagerly, a reference that needs concrete values (Python control
+                # flow on them) runs op by op on them, as a custom_jvp function does.
+                concrete: R = self._core.reference(*operands, **params)
+                return concrete
             if isinstance(prepared, ClosesOverTracers):
                 closed: R = self._call_closure(prepared, in_tree, flat, params)
                 return closed
@@ -379,7 +402,13 @@ class Primitive(Generic[P, R]):
                     shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
                     made.def_transpose(adapted["transpose"], linear_in=shifted)
                 if "vjp" in adapted:
-                    made.def_vjp(*adapted["vjp"])
+                    made.def_vjp(
+                        *adapted["vjp"],
+                        symbolic_zeros=rules.vjp_symbolic_zeros,
+                        accumulate=rules.vjp_accumulate,
+                    )
+                if "linearize" in adapted:
+                    made.def_linearize(*adapted["linearize"])
                 if "batching" in adapted:
                     made.def_batching(adapted["batching"])
                 for platform, (fn, raw) in adapted["lowerings"].items():
@@ -524,20 +553,39 @@ class Primitive(Generic[P, R]):
         )
         return rule
 
-    def def_vjp(self, fwd: VjpFwdRule, bwd: VjpBwdRule) -> None:
+    def def_vjp(
+        self,
+        fwd: VjpFwdRule,
+        bwd: VjpBwdRule,
+        *,
+        symbolic_zeros: bool = False,
+        accumulate: bool = False,
+    ) -> None:
         """Differentiate in reverse mode with a forward and a backward rule, as ``custom_vjp``.
 
         ``fwd(*operands, **params) -> (outputs, residuals)``: the outputs shaped like the
         primitive's results, the residuals any pytree of arrays.
         ``bwd(residuals, cotangents, **params) -> tuple``: one cotangent per operand
-        (``None`` for a zero one).  Either may declare only the static params it needs,
+        (``None`` for a zero one).  With ``symbolic_zeros=True``, ``custom_vjp``'s
+        conventions: ``fwd`` gets each operand leaf as
+        ``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` (``perturbed``: whether
+        it is being differentiated), ``bwd`` gets a :class:`jext.SymbolicZero` for a zero
+        output cotangent and may return one.  With ``accumulate=True``, hijax's
+        accumulating form: ``bwd(residuals, cotangents, *accumulators, **params)`` gets one
+        accumulator per operand (a pytree of them for a pytree operand), calls
+        ``acc.accum(value)`` for each cotangent it computes and returns None; an operand
+        leaf that needs no cotangent gets a :class:`jext.NullAccum`, so ``bwd`` may skip
+        its work.  Either may declare only the static params it needs,
         and either may call jext primitives (a forward and a backward kernel, each with its
         own platform rules and batching).
 
         ``grad``, ``vjp``, ``jacrev``, ``checkpoint`` and ``scan`` run ``fwd`` and
         ``bwd``; under ``vmap`` they run vectorized.  Forward mode (``jax.jvp``,
-        ``jacfwd``) raises :class:`jext.RuleError` naming the primitive, as
-        ``custom_vjp`` raises, unless a ``def_jvp`` is given too (which then wins).
+        ``jacfwd``, ``jax.linearize``) raises :class:`jext.RuleError` naming the
+        primitive, as ``custom_vjp`` raises, unless a ``def_jvp`` is given too.  With both,
+        each mode runs its own rule, as in a hijax ``VJPHiPrimitive``: forward mode the JVP
+        rule, reverse mode (``grad``, ``vjp``, ``jacrev``) ``fwd`` and ``bwd``; reverse mode
+        through ``checkpoint``, which JAX derives from the JVP, transposes the JVP rule.
 
         Example::
 
@@ -555,11 +603,38 @@ class Primitive(Generic[P, R]):
         self._define(
             "vjp",
             vjp_fwd=self._rule("vjp fwd", fwd, n),
-            vjp_bwd=self._rule("vjp bwd", bwd, 2),
+            vjp_bwd=self._rule(
+                "vjp bwd", bwd, 2 if not accumulate else None if n is None else 2 + n
+            ),
+            vjp_symbolic_zeros=symbolic_zeros,
+            vjp_accumulate=accumulate,
+        )
+
+    def def_linearize(self, lin: LinFwdRule, linearized: LinearizedRule) -> None:
+        """Linearize with two rules, as a hijax ``VJPHiPrimitive``'s ``lin``/``linearized``.
+
+        ``lin(*operands, **params) -> (outputs, residuals)`` runs once on the primals;
+        ``linearized(residuals, *tangents, **params) -> output tangents`` is linear in the
+        tangents (one per operand, zeros instantiated).  ``jax.linearize`` and reverse mode
+        (``grad``, ``vjp``, ``jacrev``: by transposing ``linearized``) run them, saving the
+        residuals rather than recomputing them; ``jax.jvp`` runs them unless a
+        ``def_jvp`` is given, and reverse mode runs ``def_vjp``'s rules where given.
+        """
+        n = self._n()
+        self._define(
+            "linearize",
+            lin=self._rule("linearize (lin)", lin, n),
+            linearized=self._rule(
+                "linearize (linearized)", linearized, None if n is None else 1 + n
+            ),
         )
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:
-        """Use ``rule(args, dims, **params) -> (result, out_dims)`` under ``vmap``."""
+        """Use ``rule(args, dims, **params) -> (result, out_dims)`` under ``vmap``.
+
+        As ``custom_vmap``'s rule, it is differentiated where a batch is differentiated, and
+        with only tangents batched (``jacfwd``) it is called with every ``dims`` entry None.
+        """
         self._define("batching", batching=self._rule("batching", rule, 2), batching_kind="custom")
         return rule
 
@@ -735,7 +810,7 @@ class Primitive(Generic[P, R]):
             return
 
         def not_differentiable(primals: Any, tangents: Any) -> Any:
-            raise RuleError(
+            raise RuleNotImplementedError(
                 f"primitive {name!r} is declared not differentiable (def_nondifferentiable); "
                 "stop the gradient before it (jax.lax.stop_gradient) or define a JVP rule"
             )

@@ -126,6 +126,10 @@ class Rules:
     nondifferentiable_in: tuple[int, ...] = ()  # operands without a derivative
     vjp_fwd: Rule | None = None
     vjp_bwd: Rule | None = None
+    vjp_symbolic_zeros: bool = False  # fwd gets CustomVJPPrimal, bwd SymbolicZero
+    vjp_accumulate: bool = False  # bwd(res, cts, *accums) calls accum, returns None
+    lin: Rule | None = None  # def_linearize: (out, residuals) from the operands
+    linearized: Rule | None = None  # and the tangent from residuals and tangents
     transpose: Rule | None = None
     linear_in: tuple[int, ...] | None = None
     batching: Rule | None = None
@@ -177,6 +181,7 @@ class Rules:
             "jvp": self._jvp_source(),
             "transpose": "none" if self.transpose is None else "custom",
             "vjp": "none" if self.vjp_fwd is None else "custom",
+            "linearize": "none" if self.lin is None else "custom",
             "batching": self.batching_kind,
             "lowering": ("custom:" + ",".join(custom)) if custom else "default",
             "sharding": self.sharding_source,
@@ -185,6 +190,8 @@ class Rules:
     def _jvp_source(self) -> str:
         if self.jvp is not None and getattr(self.jvp.fn, NONDIFFERENTIABLE_ATTR, False):
             return "nondifferentiable"
+        if self.jvp is None and self.lin is not None:
+            return "linearize"
         if self.jvp is None and self.vjp_fwd is not None:
             return "reverse only"
         if self.jvp is None and self.transpose is not None:
@@ -196,9 +203,10 @@ class Rules:
         another declaration (a linear JVP from the transpose, an elementwise or batch
         sharding rule) or from the reference is not one of them."""
         derived = {
-            "jvp": {"default", "linear", "reverse only"},
+            "jvp": {"default", "linear", "reverse only", "linearize"},
             "transpose": {"none"},
             "vjp": {"none"},
+            "linearize": {"none"},
             "sharding": {"elementwise", "batch"},
         }
         return tuple(

@@ -20,9 +20,10 @@ import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
-from jext._errors import RuleError
+from jext._errors import RuleError, RuleTypeError, RuleValueError
 from jext.primitives._abstract import abstract_eval, out_tree
 from jext.primitives._core import Core, Form, as_value
+from jext.primitives._markers import GradAccum, NullAccum, SymbolicZero, is_zero_tangent
 from jext.primitives._rules import Rule
 
 __all__ = ["vjp_jvp"]
@@ -61,29 +62,74 @@ class _Backward:
     def __repr__(self) -> str:
         return f"<bwd of {self.core.name}>"
 
-    def __call__(self, residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
-        """The cotangents of the operands' leaves (None for a zero one)."""
+    def __call__(
+        self, residuals: Sequence[Any], cts: Sequence[Any], needed: Sequence[bool]
+    ) -> list[Any]:
+        """The cotangents of the operands' leaves (None for a zero one), from the results'
+        (None for a zero one: a :class:`SymbolicZero` for a rule declared with
+        ``symbolic_zeros=True``, zeros for the others); ``needed``: which operand leaves
+        are solved for (the others get a :class:`NullAccum` in an accumulating rule)."""
         core, form = self.core, self.form
         bwd = core.rules.vjp_bwd
         assert bwd is not None
         res = tree_util.tree_unflatten(self.res_tree, list(residuals))
-        cotangents = tree_util.tree_unflatten(self.out_tree, list(cts))
-        result = bwd(res, cotangents, params=form.params)
-        flat = core.flatten_cotangents("VJP (bwd)", result, form.in_tree)
+        symbolic = core.rules.vjp_symbolic_zeros
+        given = [
+            ct
+            if ct is not None
+            else SymbolicZero(_tangent_aval(a))
+            if symbolic
+            else _jax.instantiate_zeros(_jax.make_zero(_tangent_aval(a)))
+            for ct, a in zip(cts, self.out_avals, strict=True)
+        ]
+        cotangents = tree_util.tree_unflatten(self.out_tree, given)
+        if core.rules.vjp_accumulate:
+            flat = self._accumulated(res, cotangents, needed)
+        else:
+            result = bwd(res, cotangents, params=form.params)
+            flat = core.flatten_cotangents("VJP (bwd)", result, form.in_tree)
         return [
             _checked_cotangent(core, i, ct, aval)
             for i, (ct, aval) in enumerate(zip(flat, self.tangent_avals, strict=True))
         ]
 
+    def _accumulated(self, res: Any, cotangents: Any, needed: Sequence[bool]) -> list[Any]:
+        """Run an accumulating ``bwd``: what it accumulated for each operand leaf."""
+        core, form = self.core, self.form
+        bwd = core.rules.vjp_bwd
+        assert bwd is not None
+        accums: list[GradAccum | NullAccum] = [
+            GradAccum(a) if need else NullAccum(a)
+            for a, need in zip(self.tangent_avals, needed, strict=True)
+        ]
+        operands = tree_util.tree_unflatten(form.in_tree, accums)
+        result = bwd(res, cotangents, *operands, params=form.params)
+        if result is not None:
+            raise RuleTypeError(
+                f"VJP rule (bwd) of primitive {core.name!r} was declared accumulating "
+                "(def_vjp(..., accumulate=True)): it must call acc.accum(cotangent) on its "
+                f"accumulators and return None, got {type(result).__name__}"
+            )
+        return [a.total if isinstance(a, GradAccum) else None for a in accums]
+
 
 def _checked_cotangent(core: Core, i: int, ct: Any, aval: Any) -> Any:
-    if ct is None or _jax.is_symbolic_zero(ct) or aval.dtype == _jax.FLOAT0:
+    if is_zero_tangent(ct) and (
+        tuple(ct.shape) != tuple(aval.shape) or ct.dtype != _jax.tangent_dtype(aval.dtype)
+    ):
+        raise RuleValueError(
+            f"VJP rule (bwd) of primitive {core.name!r}: cotangent for operand leaf {i} is a "
+            f"SymbolicZero of {ct.dtype}{list(ct.shape)}, but the operand's tangent is "
+            f"{_jax.aval_str(aval)}. Consider just returning a None here instead of a "
+            "SymbolicZero."
+        )
+    if ct is None or _jax.is_symbolic_zero(ct) or is_zero_tangent(ct) or aval.dtype == _jax.FLOAT0:
         # An integer operand has no cotangent: whatever bwd gives for it is dropped, as
         # custom_vjp turns it into float0 zeros.
         return None
     ct = as_value(ct, aval.dtype)
     if tuple(ct.shape) != tuple(aval.shape) or ct.dtype != aval.dtype:
-        raise RuleError(
+        raise RuleValueError(
             f"VJP rule (bwd) of primitive {core.name!r}: cotangent for operand leaf {i} is "
             f"{ct.dtype}{list(ct.shape)}, but the operand's tangent is {_jax.aval_str(aval)}"
         )
@@ -105,7 +151,7 @@ def _tangent_aval(aval: Any) -> Any:
 
 def _forward_mode_error(backward: Any) -> RuleError:
     name = backward.core.name
-    return RuleError(
+    return RuleTypeError(
         f"primitive {name!r} has a VJP rule (def_vjp) and no JVP rule: forward-mode "
         "differentiation (jax.jvp, jacfwd, linearize evaluated forwards) is not available, "
         f"as with jax.custom_vjp; define @{backward.core.short_name}.def_jvp for it"
@@ -122,11 +168,9 @@ def _lin_lowering(ctx: Any, *values: Any, backward: Any, n_res: int) -> list[Any
 
 def _lin_transpose(cts: Sequence[Any], *args: Any, backward: Any, n_res: int) -> list[Any]:
     residuals = args[:n_res]
-    cotangents = [
-        _jax.instantiate_zeros(_jax.make_zero(_tangent_aval(a)) if ct is None else ct)
-        for ct, a in zip(cts, backward.out_avals, strict=True)
-    ]
-    solved: list[Any] = backward(residuals, cotangents)
+    cotangents = [None if ct is None or _jax.is_symbolic_zero(ct) else ct for ct in cts]
+    needed = [_jax.is_undefined_primal(t) for t in args[n_res:]]
+    solved: list[Any] = backward(residuals, cotangents, needed)
     return [None] * n_res + solved
 
 
@@ -186,20 +230,25 @@ class _BatchedBackward:
     def __repr__(self) -> str:
         return f"<bwd of {self.core.name}, batched>"
 
-    def __call__(self, residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    def __call__(
+        self, residuals: Sequence[Any], cts: Sequence[Any], needed: Sequence[bool]
+    ) -> list[Any]:
         solved: list[bool] = []
+        zero = [ct is None for ct in cts]  # zero cotangents stay zero (symbolic) inside
 
         def one(res: Sequence[Any], ct: Sequence[Any]) -> list[Any]:
-            out = self.inner(res, ct)
+            it = iter(ct)
+            out = self.inner(res, [None if z else next(it) for z in zero], needed)
             solved[:] = [c is not None for c in out]
             return [c for c in out if c is not None]
 
+        nonzero = [ct for ct in cts if ct is not None]
         given = jax.vmap(
             one,
-            in_axes=(list(self.res_axes), [0] * len(cts)),
+            in_axes=(list(self.res_axes), [0] * len(nonzero)),
             axis_size=self.size,
             axis_name=self.axis_name,
-        )(list(residuals), list(cts))
+        )(list(residuals), nonzero)
         it = iter(given)
         return [next(it) if s else None for s in solved]
 
@@ -221,15 +270,21 @@ def vjp_jvp(
     avals = [_jax.typeof(p) for p in primals]
     out_avals = abstract_eval(core, avals, form)
     tree = out_tree(core, form, avals)
-    result = fwd(*tree_util.tree_unflatten(form.in_tree, primals), params=form.params)
+    operands: Sequence[Any] = primals
+    if core.rules.vjp_symbolic_zeros:  # custom_vjp's: which operands are differentiated
+        operands = [
+            _jax.CustomVJPPrimal(p, not _jax.is_symbolic_zero(t))
+            for p, t in zip(primals, tangents, strict=True)
+        ]
+    result = fwd(*tree_util.tree_unflatten(form.in_tree, operands), params=form.params)
     core.check_pair("VJP rule (fwd)", result, "(outputs, residuals)")
     outs = [
-        as_value(o, a.dtype)
+        as_value(o.value if isinstance(o, _jax.CustomVJPPrimal) else o, a.dtype)
         for o, a in zip(core.flatten_results("fwd", result[0], tree), out_avals, strict=True)
     ]
     for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
         if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
-            raise RuleError(
+            raise RuleTypeError(
                 f"VJP rule (fwd) of primitive {core.name!r}: output {i} is "
                 f"{o.dtype}{list(o.shape)}, but abstract evaluation gives {_jax.aval_str(a)}"
             )

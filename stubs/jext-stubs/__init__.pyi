@@ -25,7 +25,9 @@ from jext._registry import primitives as primitives
 from jext._registry import register_plugin as register_plugin
 from jext.hookspecs import hookimpl as hookimpl
 from jext.primitives import Example as Example
+from jext.primitives import GradAccum as GradAccum
 from jext.primitives import LinearOperand as LinearOperand
+from jext.primitives import NullAccum as NullAccum
 from jext.primitives import Primitive as Primitive
 from jext.primitives import SymbolicZero as SymbolicZero
 from jext.primitives import primitive as primitive
@@ -36,7 +38,7 @@ from typing import Literal
 from typing import overload
 
 __version__: str
-__all__ = ['DefinitionError', 'DuplicateNameError', 'Example', 'FfiTargetRegistrar', 'JextError', 'LinearOperand', 'LoweringError', 'LoweringRegistrar', 'PluginError', 'PluginInfo', 'PluginWarning', 'Primitive', 'PrimitiveRegistrar', 'RegistrationError', 'RngImplRegistrar', 'RuleError', 'ScipyRegistrar', 'StaticParamError', 'SymbolicZero', 'TransposeError', 'UnknownNameError', 'get_primitive', 'hookimpl', 'load_plugins', 'plugins', 'primitive', 'primitives', 'register_plugin']
+__all__ = ['DefinitionError', 'DuplicateNameError', 'Example', 'FfiTargetRegistrar', 'GradAccum', 'JextError', 'LinearOperand', 'LoweringError', 'LoweringRegistrar', 'NullAccum', 'PluginError', 'PluginInfo', 'PluginWarning', 'Primitive', 'PrimitiveRegistrar', 'RegistrationError', 'RngImplRegistrar', 'RuleError', 'ScipyRegistrar', 'StaticParamError', 'SymbolicZero', 'TransposeError', 'UnknownNameError', 'get_primitive', 'hookimpl', 'load_plugins', 'plugins', 'primitive', 'primitives', 'register_plugin']
 
 class _example__cumsum(RegisteredPrimitive):
     def __call__(self, x: jax.Array, /) -> jax.Array: ...

@@ -44,7 +44,13 @@ def test_unbatched_derivatives_are_the_references_and_batched_the_rules() -> Non
     np.testing.assert_allclose(jax.grad(sin_rule_cos)(0.3), jnp.cos(0.3), rtol=1e-6)
 
 
-def test_a_batched_derivative_calls_the_rule_with_every_operand_batched() -> None:
+def test_with_only_tangents_batched_the_rule_sees_nothing_batched_as_in_custom_vmap() -> None:
     DIMS.clear()
-    jax.jacfwd(sin_rule_cos)(X)  # tangents batched, the point not: the point is broadcast
+    jax.jacfwd(sin_rule_cos)(X)  # tangents batched, the point not: the rule is differentiated
+    assert DIMS == [(None,)], DIMS
+
+
+def test_an_operand_batched_in_primal_and_tangent_is_batched_for_the_rule() -> None:
+    DIMS.clear()
+    jax.vmap(lambda x, t: jax.jvp(lambda a, b: sin_rule_cos(a) * b, (x, 1.0), (t, 1.0)))(X, X)
     assert DIMS and all(d == (0,) for d in DIMS), DIMS

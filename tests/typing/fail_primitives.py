@@ -57,4 +57,6 @@ def fail_vjp(a: jax.Array, /) -> jax.Array:
 
 
 fail_vjp.def_vjp(lambda a: (a, a), 3)  # type: ignore[arg-type]
+fail_vjp.def_vjp(lambda a: (a, a), lambda r, g: (g,), symbolic_zeros=1.5)  # type: ignore[arg-type]
 fail_vjp.def_nondifferentiable(1.5)  # type: ignore[arg-type]
+fail_vjp.def_linearize(lambda a: (a, a), 3)  # type: ignore[arg-type]

@@ -132,6 +132,59 @@ def mul_bwd(res: tuple[jax.Array, jax.Array], ct: jax.Array) -> tuple[jax.Array,
 assert_type(mul.def_vjp(mul_fwd, mul_bwd), None)
 
 
+@jext.primitive("typing.mul_sz")
+def mul_sz(a: jax.Array, b: jax.Array, /) -> jax.Array:
+    return a * b
+
+
+def mul_sz_fwd(
+    a: jax.custom_derivatives.CustomVJPPrimal, b: jax.custom_derivatives.CustomVJPPrimal
+) -> tuple[jax.Array, tuple[jax.Array | None, jax.Array | None]]:
+    return mul_sz(a.value, b.value), (b.value if a.perturbed else None, a.value)
+
+
+def mul_sz_bwd(
+    res: tuple[jax.Array | None, jax.Array | None], ct: jax.Array | jext.SymbolicZero
+) -> tuple[jax.Array | None, None]:
+    if isinstance(ct, jext.SymbolicZero) or res[0] is None:
+        return None, None
+    return ct * res[0], None
+
+
+assert_type(mul_sz.def_vjp(mul_sz_fwd, mul_sz_bwd, symbolic_zeros=True), None)
+
+
+@jext.primitive("typing.mul_acc")
+def mul_acc(a: jax.Array, b: jax.Array, /) -> jax.Array:
+    return a * b
+
+
+def mul_acc_bwd(
+    res: tuple[jax.Array, jax.Array],
+    ct: jax.Array,
+    a_acc: jext.GradAccum | jext.NullAccum,
+    b_acc: jext.GradAccum | jext.NullAccum,
+) -> None:
+    if not isinstance(a_acc, jext.NullAccum):
+        a_acc.accum(ct * res[1])
+    b_acc.accum(ct * res[0])
+
+
+assert_type(mul_acc.def_vjp(mul_fwd, mul_acc_bwd, accumulate=True), None)
+
+
+@jext.primitive("typing.mul_lin")
+def mul_lin(a: jax.Array, b: jax.Array, /) -> jax.Array:
+    return a * b
+
+
+def mul_linearized(res: tuple[jax.Array, jax.Array], ta: jax.Array, tb: jax.Array) -> jax.Array:
+    return ta * res[1] + res[0] * tb
+
+
+assert_type(mul_lin.def_linearize(mul_fwd, mul_linearized), None)
+
+
 @jax.custom_jvp
 def clip(v: jax.Array) -> jax.Array:
     return jnp.clip(v, -1.0, 1.0)
