@@ -190,6 +190,19 @@ def test_transpose_that_is_not_the_adjoint_fails() -> None:
     assert status(good, "transpose")[0] == "pass"
 
 
+def test_transpose_of_a_complex_linear_primitive_is_held_to_jaxs_convention() -> None:
+    # JAX transposes without complex conjugation (the pairing Re(sum(a * b))): the
+    # transpose of z -> 1j * z is ct -> 1j * ct, as jax.linear_transpose says.
+    z = (np.linspace(-1.5, 1.5, 5) + 0.5j).astype(np.complex64)
+    ct = (np.linspace(1.0, -1.0, 5) - 0.25j).astype(np.complex64)
+    (by_jax,) = jax.linear_transpose(lambda v: 1j * v, z)(ct)
+    np.testing.assert_allclose(by_jax, 1j * ct)
+    for name, transpose, want in (("right", 1j, "pass"), ("conjugated", -1j, "fail")):
+        prim = make(f"complex_transpose_{name}", lambda v, /: 1j * v, jext.Example(z))
+        prim.def_transpose(lambda ct, v, factor=transpose: (factor * ct,))
+        assert status(prim, "transpose")[0] == want, name
+
+
 def test_reverse_mode_needing_a_missing_transpose_is_skipped() -> None:
     # The JVP applies the primitive to tangents, and the reference is not linear: JAX has
     # no transpose of it, and neither has jext.
