@@ -200,7 +200,8 @@ def _attention_vjp_fwd(
 def _attention_vjp_bwd(
     residuals: tuple[jax.Array, ...], do: jax.Array, *, causal: bool = False
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    return attention_bwd(*residuals, do, causal=causal)
+    q, k, v, o, lse = residuals
+    return attention_bwd(q, k, v, o, lse, do, causal=causal)
 
 
 attention.def_vjp(_attention_vjp_fwd, _attention_vjp_bwd)

@@ -95,7 +95,7 @@ def main() -> int:
         env["BENCH_FLASH_SHAPE"] = "1,64,1,16"
     reps = 1 if options.smoke else options.reps
     one: dict[str, list[float]] = {"cold": [], "warm": []}
-    per_item = {name: {"cold": [], "warm": []} for name in plugins}
+    per_item: dict[str, dict[str, list[float]]] = {n: {"cold": [], "warm": []} for n in plugins}
     items = dict.fromkeys(plugins, 0)
     alone, changed = [], []
     for _ in range(reps):
