@@ -190,6 +190,24 @@ def test_transpose_that_is_not_the_adjoint_fails() -> None:
     assert status(good, "transpose")[0] == "pass"
 
 
+def test_reverse_mode_that_is_not_the_transpose_of_forward_mode_fails() -> None:
+    # The JVP applies a linear primitive to the tangent; reverse mode transposes that
+    # primitive with its (wrong) transpose rule. Forward mode alone is right.
+    def with_transpose(name: str, transpose: Callable[[Any], Any]) -> jext.Primitive[Any, Any]:
+        cumsum = make(f"{name}_cumsum", lambda v, /: jnp.cumsum(v))
+        cumsum.def_transpose(lambda ct, v: (transpose(ct),))
+        prim = make(name, lambda x, /: jnp.cumsum(jnp.sin(x)))
+        prim.def_jvp(lambda p, t: (prim(p[0]), cumsum(jnp.cos(p[0]) * t[0])))
+        return prim
+
+    wrong = with_transpose("reverse_not_forward", jnp.cumsum)  # should be a reversed cumsum
+    st, message = status(wrong, "transpose")
+    assert st == "fail" and "reverse mode is not the transpose of forward mode" in message
+    right = with_transpose("reverse_is_forward", lambda ct: jnp.flip(jnp.cumsum(jnp.flip(ct))))
+    assert status(right, "transpose")[0] == "pass"
+    assert status(wrong, "jvp")[0] == "pass"
+
+
 def test_transpose_of_a_complex_linear_primitive_is_held_to_jaxs_convention() -> None:
     # JAX transposes without complex conjugation (the pairing Re(sum(a * b))): the
     # transpose of z -> 1j * z is ct -> 1j * ct, as jax.linear_transpose says.
@@ -422,6 +440,23 @@ def test_wrong_second_derivative_fails_higher_order() -> None:
     prim = make("bad_second", lambda x, /: jnp.sin(x))
     # Right first derivative, but blocks the second.
     prim.def_jvp(lambda p, t: (prim(p[0]), jax.lax.stop_gradient(jnp.cos(p[0])) * t[0]))
+    assert status(prim, "jvp")[0] == "pass"
+    st, message = status(prim, "higher_order")
+    assert st == "fail" and "grad of grad" in message
+
+
+def test_wrong_second_derivative_that_cancels_in_the_sum_of_results_fails() -> None:
+    # Right first derivatives; the second derivatives of the two results are off by +1 and
+    # -1 (x - stop_gradient(x) is 0 with derivative 1): their sum is right.
+    prim = make("bad_second_cancelling", lambda x, /: (jnp.sin(x), jnp.cos(x)))
+
+    @prim.def_jvp
+    def _(p: Any, t: Any) -> Any:
+        (x,), (dx,) = p, t
+        zero_with_slope = x - jax.lax.stop_gradient(x)
+        tangents = ((jnp.cos(x) + zero_with_slope) * dx, (-jnp.sin(x) - zero_with_slope) * dx)
+        return prim(x), tangents
+
     assert status(prim, "jvp")[0] == "pass"
     st, message = status(prim, "higher_order")
     assert st == "fail" and "grad of grad" in message
