@@ -1264,16 +1264,27 @@ def _higher_order_program(
     v = _random_like(rng, x)
     stacked = _stack(rng, x, 0, _BATCH)  # NumPy: an eager jnp.asarray compiles a program
 
-    def inexact_outs(x: Any) -> list[Any]:
+    # The other floating-point operands are arguments, not constants: XLA would fold what
+    # depends on constants alone at compile time, slowly (seconds for a large operand).
+    others = {j: y for j, y in enumerate(leaves) if j != i and _is_inexact(y)}
+
+    def inexact_outs(x: Any, others: dict[int, Any]) -> list[Any]:
         full = list(leaves)
         full[i] = x
+        for j, y in others.items():
+            full[j] = y
         return [jnp.real(o) for o in tree_util.tree_leaves(case.call_flat(*full)) if _is_inexact(o)]
 
-    u = [_random_like(rng, np.zeros(o.shape, o.dtype)) for o in jax.eval_shape(inexact_outs, x)]
+    u = [
+        _random_like(rng, np.zeros(o.shape, o.dtype))
+        for o in jax.eval_shape(inexact_outs, x, others)
+    ]
 
-    def everything(x: Any, v: Any, stacked: Any, u: list[Any]) -> tuple[Any, Any, Any, Any]:
+    def everything(
+        x: Any, v: Any, stacked: Any, u: list[Any], others: dict[int, Any]
+    ) -> tuple[Any, Any, Any, Any]:
         def scalar(x: Any) -> Any:
-            return sum(jnp.sum(o * w) for o, w in zip(inexact_outs(x), u, strict=True))
+            return sum(jnp.sum(o * w) for o, w in zip(inexact_outs(x, others), u, strict=True))
 
         grad = jax.grad(scalar)
         _, hvp = jax.jvp(grad, (x,), (v,))
@@ -1281,7 +1292,7 @@ def _higher_order_program(
         looped = jnp.stack([grad(stacked[b]) for b in range(_BATCH)])
         return hvp, fd, jax.vmap(grad)(stacked), looped
 
-    return everything, (x, v, stacked, u)
+    return everything, (x, v, stacked, u, others)
 
 
 def _first_real(case: _Case) -> int:
