@@ -11,7 +11,8 @@ cores is the floor of what ``jext check`` can take cold with these programs.  ``
 (what ``tests/test_bench.py`` runs) profiles one fast wrapper unless names are given.
 
 ``python bench/profile_check.py --plugin example-native [--reps N] [--markdown]``: every
-check of every primitive of a plugin (default ``example-native``), one check after another
+check of every primitive of a plugin (default ``example-native``; ``bench-flash`` is
+``bench/_flash_attention.py``, at ``BENCH_FLASH_SHAPE`` if set), one check after another
 on the main thread, in fresh interpreters: cold (nothing cached) and warm (programs read
 back from a cache folder that a first run filled), alternating, N times each (default 3).
 Per check it prints medians of the wall seconds and of their parts: tracing, lowering to
@@ -174,6 +175,9 @@ import profile_check as pc
 from jax import monitoring
 from jext.testing._cache import check_cache_in
 monitoring.register_event_duration_secs_listener(pc._listen)
+if sys.argv[2] == "bench-flash":  # bench/_flash_attention.py, registered in code
+    import jext, _flash_attention as flash
+    jext.register_plugin(flash, flash.NAME)
 cache = Path(sys.argv[3]) if sys.argv[3] else None
 with check_cache_in(cache):
     print(json.dumps(pc.profile_primitives(sys.argv[2])))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -86,6 +87,97 @@ def test_jvp_off_by_a_factor_fails_and_right_one_passes() -> None:
     assert status(good, "jvp")[0] == "pass"
 
 
+def test_jvp_rule_with_a_wrong_primal_fails_and_right_one_passes() -> None:
+    # The tangent is right: only the primal output is 1.5 times too large.
+    prim = make("bad_jvp_primal", lambda x, /: jnp.sin(x))
+    prim.def_jvp(lambda p, t: (1.5 * jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
+    with pytest.raises(AssertionError) as info:
+        jext.testing.check_primitive(prim, checks=["jvp"])
+    text = str(info.value)
+    assert "primitive checks.bad_jvp_primal" in text
+    assert "FAIL  jvp" in text
+    assert "primal output of the JVP rule vs the reference in float32: result 0 differs" in text
+    good = make("good_jvp_primal", lambda x, /: jnp.sin(x))
+    good.def_jvp(lambda p, t: (jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
+    assert jext.testing.check_primitive(good, checks=["jvp"]).ok
+
+
+def test_vjp_fwd_with_a_wrong_primal_fails_and_right_one_passes() -> None:
+    def with_fwd_factor(name: str, factor: float) -> jext.Primitive[Any, Any]:
+        prim = make(name, lambda x, /: jnp.sin(x))
+        prim.def_vjp(lambda x: (factor * jnp.sin(x), jnp.cos(x)), lambda cos, ct: (cos * ct,))
+        return prim
+
+    with pytest.raises(AssertionError) as info:
+        jext.testing.check_primitive(with_fwd_factor("bad_vjp_primal", 1.5), checks=["jvp"])
+    text = str(info.value)
+    assert "primitive checks.bad_vjp_primal" in text
+    assert "FAIL  jvp" in text
+    assert "primal output of the VJP rule's fwd vs the reference in float32: result 0" in text
+    good = with_fwd_factor("good_vjp_primal", 1.0)
+    assert jext.testing.check_primitive(good, checks=["jvp"]).ok
+
+
+def test_vjp_rule_off_by_a_factor_fails_the_dot_product_test() -> None:
+    def with_bwd_factor(name: str, factor: float, x: Any) -> jext.Primitive[Any, Any]:
+        prim = make(name, lambda x, /: jnp.sin(x), jext.Example(x))
+        prim.def_vjp(lambda x: (prim(x), jnp.cos(x)), lambda cos, ct: (factor * cos * ct,))
+        prim.def_check_options(dtypes=["float32"])  # float32's loose finite differences
+        return prim
+
+    big = np.linspace(-3.0, 3.0, 40 * 50, dtype=np.float32).reshape(40, 50)
+    for n, x in enumerate((X, big)):
+        st, message = status(with_bwd_factor(f"bad_vjp_{n}", 1.5, x), "jvp")
+        assert st == "fail" and "VJP vs finite differences in float32 (dot-product" in message
+        assert status(with_bwd_factor(f"good_vjp_{n}", 1.0, x), "jvp")[0] == "pass"
+
+
+def _counting(name: str, x: Any, counts: collections.Counter[str]) -> list[Any]:
+    """Two primitives whose rules count their evaluations: a JVP rule, a VJP rule (fwd,
+    bwd).  Each count comes from a jax.debug.callback on an operand, which vmap unrolls
+    element by element: a check that batches a rule over a Jacobian's rows counts each."""
+
+    def count(kind: str) -> Callable[[Any], None]:
+        return lambda _: counts.update([kind])
+
+    forward = make(f"count_jvp_{name}", lambda x, /: jnp.sin(x), jext.Example(x))
+
+    @forward.def_jvp
+    def _(p: Any, t: Any) -> Any:
+        jax.debug.callback(count("jvp"), p[0])
+        return forward(p[0]), jnp.cos(p[0]) * t[0]
+
+    reverse = make(f"count_vjp_{name}", lambda x, /: jnp.sin(x), jext.Example(x))
+
+    def fwd(x: Any) -> Any:
+        jax.debug.callback(count("fwd"), x)
+        return reverse(x), jnp.cos(x)
+
+    def bwd(cos: Any, ct: Any) -> Any:
+        jax.debug.callback(count("bwd"), ct)
+        return (cos * ct,)
+
+    reverse.def_vjp(fwd, bwd)
+    return [forward, reverse]
+
+
+def test_each_check_evaluates_the_rules_a_number_of_times_independent_of_shapes() -> None:
+    def counted(name: str, x: Any) -> dict[str, collections.Counter[str]]:
+        by_check: dict[str, collections.Counter[str]] = {}
+        for check in ("jvp", "transpose", "batching", "higher_order"):
+            counts: collections.Counter[str] = collections.Counter()
+            for prim in _counting(f"{name}_{check}", x, counts):
+                assert run_check(prim, check, prim.examples()).status in ("pass", "n/a")
+            jax.effects_barrier()
+            by_check[check] = counts
+        return by_check
+
+    small = counted("small", X)
+    large = counted("large", np.linspace(-2.0, 2.0, 12 * 16, dtype=np.float32).reshape(12, 16))
+    assert small == large
+    assert small["jvp"]["bwd"] > 0 and small["transpose"]["jvp"] > 0
+
+
 def test_transpose_that_is_not_the_adjoint_fails() -> None:
     prim = make("bad_transpose", lambda x, /: jnp.cumsum(x))
     prim.def_jvp(lambda p, t: (prim(p[0]), prim(t[0])))
@@ -96,6 +188,37 @@ def test_transpose_that_is_not_the_adjoint_fails() -> None:
     good.def_jvp(lambda p, t: (good(p[0]), good(t[0])))
     good.def_transpose(lambda ct, x: (jnp.flip(jnp.cumsum(jnp.flip(ct))),))
     assert status(good, "transpose")[0] == "pass"
+
+
+def test_reverse_mode_that_is_not_the_transpose_of_forward_mode_fails() -> None:
+    # The JVP applies a linear primitive to the tangent; reverse mode transposes that
+    # primitive with its (wrong) transpose rule. Forward mode alone is right.
+    def with_transpose(name: str, transpose: Callable[[Any], Any]) -> jext.Primitive[Any, Any]:
+        cumsum = make(f"{name}_cumsum", lambda v, /: jnp.cumsum(v))
+        cumsum.def_transpose(lambda ct, v: (transpose(ct),))
+        prim = make(name, lambda x, /: jnp.cumsum(jnp.sin(x)))
+        prim.def_jvp(lambda p, t: (prim(p[0]), cumsum(jnp.cos(p[0]) * t[0])))
+        return prim
+
+    wrong = with_transpose("reverse_not_forward", jnp.cumsum)  # should be a reversed cumsum
+    st, message = status(wrong, "transpose")
+    assert st == "fail" and "reverse mode is not the transpose of forward mode" in message
+    right = with_transpose("reverse_is_forward", lambda ct: jnp.flip(jnp.cumsum(jnp.flip(ct))))
+    assert status(right, "transpose")[0] == "pass"
+    assert status(wrong, "jvp")[0] == "pass"
+
+
+def test_transpose_of_a_complex_linear_primitive_is_held_to_jaxs_convention() -> None:
+    # JAX transposes without complex conjugation (the pairing Re(sum(a * b))): the
+    # transpose of z -> 1j * z is ct -> 1j * ct, as jax.linear_transpose says.
+    z = (np.linspace(-1.5, 1.5, 5) + 0.5j).astype(np.complex64)
+    ct = (np.linspace(1.0, -1.0, 5) - 0.25j).astype(np.complex64)
+    (by_jax,) = jax.linear_transpose(lambda v: 1j * v, z)(ct)
+    np.testing.assert_allclose(by_jax, 1j * ct)
+    for name, transpose, want in (("right", 1j, "pass"), ("conjugated", -1j, "fail")):
+        prim = make(f"complex_transpose_{name}", lambda v, /: 1j * v, jext.Example(z))
+        prim.def_transpose(lambda ct, v, factor=transpose: (factor * ct,))
+        assert status(prim, "transpose")[0] == want, name
 
 
 def test_reverse_mode_needing_a_missing_transpose_is_skipped() -> None:
@@ -261,9 +384,9 @@ def test_in_a_full_report_a_wrong_rule_fails_only_its_own_check() -> None:
     with ThreadPoolExecutor(2) as pool:
         reports = [check_report(p, pool=pool) for p in (wrong_value, raising)]
     # Under vmap a derivative of a primitive with a batching rule is the rule's derivative
-    # (custom_vmap's semantics), so a rule that raises also fails the checks that batch a
-    # derivative (jacrev, vmap of grad), with the same reason.
-    expected = (["batching"], ["transpose", "batching", "higher_order"])
+    # (custom_vmap's semantics), so a rule that raises also fails the check that batches a
+    # derivative (vmap of grad), with the same reason.
+    expected = (["batching"], ["batching", "higher_order"])
     reasons = ("vs a loop", "wrong structure")
     for report, reason, want in zip(reports, reasons, expected, strict=True):
         by_check = {r.check: r for r in report.results}
@@ -323,6 +446,23 @@ def test_wrong_second_derivative_fails_higher_order() -> None:
     prim = make("bad_second", lambda x, /: jnp.sin(x))
     # Right first derivative, but blocks the second.
     prim.def_jvp(lambda p, t: (prim(p[0]), jax.lax.stop_gradient(jnp.cos(p[0])) * t[0]))
+    assert status(prim, "jvp")[0] == "pass"
+    st, message = status(prim, "higher_order")
+    assert st == "fail" and "grad of grad" in message
+
+
+def test_wrong_second_derivative_that_cancels_in_the_sum_of_results_fails() -> None:
+    # Right first derivatives; the second derivatives of the two results are off by +1 and
+    # -1 (x - stop_gradient(x) is 0 with derivative 1): their sum is right.
+    prim = make("bad_second_cancelling", lambda x, /: (jnp.sin(x), jnp.cos(x)))
+
+    @prim.def_jvp
+    def _(p: Any, t: Any) -> Any:
+        (x,), (dx,) = p, t
+        zero_with_slope = x - jax.lax.stop_gradient(x)
+        tangents = ((jnp.cos(x) + zero_with_slope) * dx, (-jnp.sin(x) - zero_with_slope) * dx)
+        return prim(x), tangents
+
     assert status(prim, "jvp")[0] == "pass"
     st, message = status(prim, "higher_order")
     assert st == "fail" and "grad of grad" in message

@@ -386,29 +386,65 @@ def _declared(case: _Case) -> str:
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
     group = "x64" if np.dtype(dtype) == np.float64 else "float32"
-    tangent, fd, finite = case.run(group, f"jvp {np.dtype(dtype).name}", _jvp_program(case, dtype))
-    return _jvp_finish(case, dtype, tangent, fd, finite)
+    results = case.run(group, f"jvp {np.dtype(dtype).name}", _jvp_program(case, dtype))
+    worst = 0.0
+    if "reference" in results:
+        worst = _primal_vs_reference(case, dtype, results["primal"], results["reference"])
+    if "cotangents" in results:
+        return max(worst, _vjp_finish(case, dtype, results))
+    tangent, fd, finite = results["tangent"], results["fd"], results["finite"]
+    return max(worst, _jvp_finish(case, dtype, tangent, fd, finite))
 
 
 def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[Any]]:
-    """The JVP and central finite differences along one random direction, in ``dtype``."""
+    """The derivative along one random direction and central finite differences along it,
+    in ``dtype``; a custom rule's primal output beside the reference's.
+
+    With forward mode, the JVP (its tangent, compared with the finite differences element
+    by element).  With reverse mode only (``def_vjp``), :data:`_COTANGENTS` VJPs with random
+    cotangents ``u``, for the dot-product test ``<J^T u, v> == <u, J v>`` (see
+    :func:`_vjp_finish`): a fixed number of evaluations whatever the shapes.
+    """
     leaves = [_cast(x, dtype) for x in case.leaves]
     active = case.inexact()
     rng = _rng(case.prim.name, "jvp", np.dtype(dtype).name)
     direction = tuple(_random_like(rng, leaves[i]) for i in active)
     eps = _FD[np.dtype(dtype)][0]
+    reverse = _reverse_only(case)
+    compare_primal = case.prim.rules.jvp is not None or case.prim.rules.vjp_fwd is not None
+    reference = _reference_flat(case)
 
-    def in_active(*xs: Any) -> Any:
-        full = list(leaves)
-        for i, x in zip(active, xs, strict=True):
-            full[i] = x
-        return case.call_flat(*full)
+    def with_active(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*xs: Any) -> Any:
+            full = list(leaves)
+            for i, x in zip(active, xs, strict=True):
+                full[i] = x
+            return fn(*full)
 
-    def jvp_and_fd(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any, Any]:
-        if _reverse_only(case):
-            out, tangent = _tangent_by_jacrev(in_active, primals, tangents)
+        return call
+
+    in_active = with_active(case.call_flat)
+    primals = tuple(leaves[i] for i in active)
+    out_leaves, out_tree = tree_util.tree_flatten(jax.eval_shape(in_active, *primals))
+    # One stack of random cotangents per floating-point result (None for an integer one).
+    cotangents = [
+        np.stack([_random_like(rng, np.zeros(o.shape, o.dtype)) for _ in range(_COTANGENTS)])
+        if _is_inexact(o)
+        else None
+        for o in out_leaves
+    ]
+
+    def program(
+        primals: tuple[Any, ...], tangents: tuple[Any, ...], us: list[Any]
+    ) -> dict[str, Any]:
+        results: dict[str, Any] = {}
+        if reverse:
+            out, pullback = jax.vjp(in_active, *primals)
         else:
             out, tangent = jax.jvp(in_active, primals, tangents)
+        if compare_primal:
+            results["primal"] = out
+            results["reference"] = with_active(reference)(*primals)
         plus = in_active(*(p + eps * t for p, t in zip(primals, tangents, strict=True)))
         minus = in_active(*(p - eps * t for p, t in zip(primals, tangents, strict=True)))
         fd = jax.tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
@@ -419,9 +455,40 @@ def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[
         finite = jax.tree.map(
             lambda y, a, b: jnp.isfinite(y) & jnp.isfinite(a) & jnp.isfinite(b), out, plus, minus
         )
-        return jax.tree.map(keep, tangent, out), jax.tree.map(keep, fd, out), finite
+        results["fd"] = jax.tree.map(keep, fd, out)
+        results["finite"] = finite
+        if not reverse:
+            results["tangent"] = jax.tree.map(keep, tangent, out)
+            return results
+        masks = tree_util.tree_leaves(finite)
 
-    return jvp_and_fd, (tuple(leaves[i] for i in active), direction)
+        def pull(u: list[Any]) -> Any:
+            # Zero where finite differences say nothing, so that those points drop out of
+            # both sides of the dot product.
+            cts = [
+                np.zeros(np.shape(o), jax.dtypes.float0)
+                if u_leaf is None
+                else jnp.where(m, u_leaf, jnp.zeros((), u_leaf.dtype))
+                for o, m, u_leaf in zip(out_leaves, masks, u, strict=True)
+            ]
+            return pullback(tree_util.tree_unflatten(out_tree, cts))
+
+        # One VJP after another (lax.map): the backward rule runs as users run it, unbatched.
+        results["cotangents"] = jax.lax.map(pull, us)
+        results["direction"], results["us"] = tangents, us
+        return results
+
+    return program, (primals, direction, cotangents)
+
+
+# The dot-product test of a VJP rule: how many random cotangents (one VJP each), and the
+# chi-square quantile with that many degrees of freedom that a right rule exceeds with
+# probability 1e-9 (scipy.stats.chi2.isf(1e-9, 8) = 58.31).
+_COTANGENTS: Final = 8
+_CHI2_LIMIT: Final = 58.31
+# The dot-product test of reverse against forward mode: by how many standard deviations of
+# the rounding envelope (see _reverse_vs_forward) the two sides may differ.
+_SIGMAS: Final = 6.0
 
 
 def _reverse_only(case: _Case) -> bool:
@@ -430,42 +497,114 @@ def _reverse_only(case: _Case) -> bool:
     return rules.jvp is None and rules.vjp_fwd is not None
 
 
-def _tangent_by_jacrev(
-    fn: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...]
-) -> tuple[Any, Any]:
-    """``fn``'s results and their tangents along ``tangents``, from reverse mode only (the
-    Jacobian by ``jacrev``, contracted with the direction): the VJP rule, checked by the
-    same finite differences as a JVP."""
-    out = fn(*primals)
-    jac = jax.jacrev(fn, argnums=tuple(range(len(primals))))(*primals)
-
-    def along(o: Any, row: Sequence[Any]) -> Any:
-        if not _is_inexact(o):
-            return jnp.zeros(jnp.shape(o))
-        return sum(jnp.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(row, tangents, strict=True))
-
-    return out, jax.tree.map(along, out, jac)
-
-
-def _jvp_finish(case: _Case, dtype: Any, tangent: Any, fd: Any, finite: Any) -> float:
+def _primal_vs_reference(case: _Case, dtype: Any, primal: Any, reference: Any) -> float:
+    """A custom rule's primal output (the JVP rule's, or the VJP rule's ``fwd``) against the
+    reference's, within the ``jvp`` check's tolerance, or the ``lowering`` check's where
+    that is looser (a rule may compute its primal with the primitive's own kernel)."""
     rtol, atol = case.tol("jvp", _FD[np.dtype(dtype)][1:])
-    masks = [np.asarray(m) for m in tree_util.tree_leaves(finite)]
+    k_rtol, k_atol = _rule_tol(case)(dtype)
+    loose = (max(rtol, k_rtol), max(atol, k_atol))
+    rule = "JVP rule" if case.prim.rules.jvp is not None else "VJP rule's fwd"
+    return _compare(
+        primal,
+        reference,
+        f"primal output of the {rule} vs the reference in {np.dtype(dtype).name}",
+        tol=lambda d: loose if jnp.issubdtype(d, jnp.inexact) else (0.0, 0.0),
+    )
+
+
+def _not_compared(case: _Case, masks: Sequence[np.ndarray[Any, Any]]) -> None:
     skipped = sum(int(m.size - m.sum()) for m in masks)
     if skipped:
         case.notes.append(
             f"jvp not compared at {skipped} point(s) where the output or its finite-difference "
             "neighbours are not finite"
         )
+
+
+def _fd_scale(fd: Any) -> float:
+    """The largest finite difference (at least 1): what ``atol`` is multiplied by."""
+    finite_fd = [np.asarray(v)[np.isfinite(v)] for v in tree_util.tree_leaves(fd)]
+    return max([1.0, *(float(np.max(np.abs(v), initial=0.0)) for v in finite_fd)])
+
+
+def _jvp_finish(case: _Case, dtype: Any, tangent: Any, fd: Any, finite: Any) -> float:
+    rtol, atol = case.tol("jvp", _FD[np.dtype(dtype)][1:])
+    masks = [np.asarray(m) for m in tree_util.tree_leaves(finite)]
+    _not_compared(case, masks)
     tangent = _masked(tangent, masks)
     fd = _masked(fd, masks)
-    finite_fd = [np.asarray(v)[np.isfinite(v)] for v in tree_util.tree_leaves(fd)]
-    scale = max([1.0, *(float(np.max(np.abs(v), initial=0.0)) for v in finite_fd)])
+    scale = _fd_scale(fd)
     return _compare(
         tangent,
         fd,
         f"jvp vs finite differences in {np.dtype(dtype).name}",
         tol=lambda _: (rtol, atol * scale),
     )
+
+
+def _vjp_finish(case: _Case, dtype: Any, results: Mapping[str, Any]) -> float:
+    """The dot-product test of a VJP rule against central finite differences.
+
+    For each random cotangent ``u_k`` (zero where the finite differences are not finite),
+    ``d_k = <J^T u_k, v> - <u_k, fd>``: the VJP's projection against the finite
+    differences ``fd`` along the direction ``v``.  Each element of ``fd`` may miss ``J v``
+    by the elementwise check's tolerance ``e_i = atol * scale + rtol * |fd_i|``, and the
+    ``u_k`` are standard normal, drawn independently of those errors: for a right rule each
+    ``d_k`` is normal with a standard deviation of at most ``||e||_2``, so
+    ``sum_k d_k**2 / ||e||_2**2`` is at most chi-square with :data:`_COTANGENTS` degrees of
+    freedom, and the test allows its ``1 - 1e-9`` quantile, :data:`_CHI2_LIMIT`.
+    """
+    rtol, atol = case.tol("jvp", _FD[np.dtype(dtype)][1:])
+    masks = [np.asarray(m) for m in tree_util.tree_leaves(results["finite"])]
+    _not_compared(case, masks)
+    fd = _masked(results["fd"], masks)
+    scale = _fd_scale(fd)
+    direction = [np.asarray(v) for v in results["direction"]]
+    us = [None if u is None else np.asarray(u) for u in results["us"]]
+    fd_leaves = tree_util.tree_leaves(fd)
+    envelope = 0.0
+    for f, m, u in zip(fd_leaves, masks, us, strict=True):
+        if u is not None:
+            e = atol * scale + rtol * np.abs(np.asarray(f).astype(np.complex128))
+            envelope += float(np.sum(np.where(m, e, 0.0) ** 2))
+    cts = tree_util.tree_leaves(results["cotangents"])
+    sides = [
+        (
+            sum(_pair(np.asarray(c)[k], v) for c, v in zip(cts, direction, strict=True)),
+            sum(
+                _pair(np.where(m, u[k], 0), f)
+                for f, m, u in zip(fd_leaves, masks, us, strict=True)
+                if u is not None
+            ),
+        )
+        for k in range(_COTANGENTS)
+    ]
+    misses = [abs(by_vjp - by_fd) for by_vjp, by_fd in sides]
+    rms, limit = (
+        float(np.sqrt(x / _COTANGENTS))
+        for x in (sum(d * d for d in misses), _CHI2_LIMIT * envelope)
+    )
+    if not rms <= limit:  # nan fails too
+        k = int(np.nanargmax(misses)) if not all(np.isnan(misses)) else 0
+        by_vjp, by_fd = sides[k]
+        raise CheckFailure(
+            f"VJP vs finite differences in {np.dtype(dtype).name} (dot-product test): "
+            f"<u, J v> by the VJP rule misses the finite differences' by {rms:.3g} (root mean "
+            f"square over {_COTANGENTS} random cotangents u; the worst: {by_vjp:.6g} against "
+            f"{by_fd:.6g}), more than the {limit:.3g} their error allows (rtol {rtol:g}, "
+            f"atol {atol * scale:g})",
+            rms,
+        )
+    return rms
+
+
+def _pair(a: Any, b: Any) -> float:
+    """``Re(sum(a * b))`` in float64: the pairing of cotangents with tangents under which
+    JAX's VJP is the transpose of its JVP (bilinear, no complex conjugate)."""
+    a64 = np.asarray(a).astype(np.complex128)
+    b64 = np.asarray(b).astype(np.complex128)
+    return float(np.real(np.sum(a64 * b64)))
 
 
 def _masked(tree: Any, masks: Sequence[np.ndarray[Any, Any]]) -> Any:
@@ -495,8 +634,8 @@ def check_transpose(case: _Case) -> float | None:
         worst = max(worst, _adjoint_test(case))
         ran.append("adjoint")
     try:
-        worst = max(worst, _jacrev_vs_jacfwd(case))
-        ran.append("jacrev")
+        worst = max(worst, _reverse_vs_forward(case))
+        ran.append("reverse vs forward")
     except TransposeError:
         if not ran:
             raise CheckSkipped(
@@ -569,45 +708,83 @@ def _blame(
 
 
 def _vdot(a: Any, b: Any) -> float:
-    total = 0.0
-    for u, v in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b), strict=True):
-        total += float(np.real(np.vdot(np.asarray(u, np.complex128), np.asarray(v, np.complex128))))
-    return total
+    """``sum(Re(a * b))`` over two pytrees' leaves (see :func:`_pair`)."""
+    return sum(
+        (
+            _pair(u, v)
+            for u, v in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b), strict=True)
+        ),
+        0.0,
+    )
 
 
-def _jacrev_vs_jacfwd(case: _Case) -> float:
-    fwd, rev = case.run("float32", "jacrev", _jacrev_program(case))
-    return _compare(rev, fwd, "jacrev vs jacfwd", tol=case.same("transpose"))
+def _reverse_vs_forward(case: _Case) -> float:
+    """Reverse mode is the transpose of forward mode, by the dot-product test: ``<u, J v>``
+    from one JVP along a random direction ``v`` against ``<J^T u, v>`` from one VJP with a
+    random cotangent ``u``.
+
+    Both sides are computed from the same rules and differ only by rounding.  Each element
+    of ``J v`` and of ``J^T u`` may be off by the check's tolerance ``atol + rtol * |x_i|``
+    (that of two computations of the same values); ``u`` is drawn independently of the
+    rounding of ``J v`` and ``v`` of that of ``J^T u``, so the test allows :data:`_SIGMAS`
+    standard deviations of the two envelopes' sum, ``||e_out||_2 + ||e_in||_2``.
+    """
+    results = case.run("float32", "reverse vs forward", _reverse_vs_forward_program(case))
+    tangent, cotangent = results["tangent"], results["cotangent"]
+    direction, u = results["direction"], results["u"]
+    lhs = sum(_pair(a, b) for a, b in zip(u, tangent, strict=True))
+    rhs = sum(_pair(a, b) for a, b in zip(cotangent, direction, strict=True))
+    tol = case.same("transpose")
+
+    def envelope(leaves: Sequence[Any]) -> float:
+        total = 0.0
+        for leaf in leaves:
+            x = np.asarray(leaf)
+            rtol, atol = tol(x.dtype)
+            total += float(np.sum((atol + rtol * np.abs(x.astype(np.complex128))) ** 2))
+        return float(np.sqrt(total))
+
+    limit = _SIGMAS * (envelope(tangent) + envelope(cotangent))
+    err = abs(lhs - rhs)
+    if not err <= limit:  # nan fails too
+        raise CheckFailure(
+            f"reverse mode is not the transpose of forward mode (dot-product test): "
+            f"<u, J v> is {lhs:.6g} by the JVP, <J^T u, v> {rhs:.6g} by the VJP; they differ "
+            f"by {err:.3g}, more than {limit:.3g}",
+            err,
+        )
+    return err
 
 
-def _jacrev_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
-    """Both Jacobians of the real floating-point results; CheckSkipped for complex operands."""
+def _reverse_vs_forward_program(case: _Case) -> tuple[Callable[..., Any], Sequence[Any]]:
+    """One JVP and one VJP of the floating-point results, with the random direction and
+    cotangent (complex ones for complex values: the pairing is JAX's, see :func:`_pair`)."""
     leaves = case.leaves
     active = case.inexact()
 
-    def real_out(*xs: Any) -> Any:
+    def inexact_out(*xs: Any) -> Any:
         full = list(leaves)
         for i, x in zip(active, xs, strict=True):
             full[i] = x
-        out = case.call_flat(*full)
-        # Only floating-point results have derivatives; complex ones split into parts.
-        return [
-            jnp.real(o) if jnp.iscomplexobj(o) else o
-            for o in tree_util.tree_leaves(out)
-            if _is_inexact(o)
-        ]
+        # Only floating-point results have derivatives.
+        return [o for o in tree_util.tree_leaves(case.call_flat(*full)) if _is_inexact(o)]
 
-    if any(jnp.iscomplexobj(leaves[i]) for i in active):
-        raise CheckSkipped("jacrev vs jacfwd needs real operands")
-    argnums = tuple(range(len(active)))
-    args = [leaves[i] for i in active]
+    args = tuple(leaves[i] for i in active)
+    rng = _rng(case.prim.name, "transpose", "reverse vs forward")
+    direction = tuple(_random_like(rng, x) for x in args)
+    u = [_random_like(rng, np.zeros(o.shape, o.dtype)) for o in jax.eval_shape(inexact_out, *args)]
 
-    def both(*args: Any) -> tuple[Any, Any]:  # one program to compile, not two
-        return jax.jacfwd(real_out, argnums=argnums)(*args), jax.jacrev(real_out, argnums=argnums)(
-            *args
-        )
+    def both(args: tuple[Any, ...], direction: tuple[Any, ...], u: list[Any]) -> dict[str, Any]:
+        _, tangent = jax.jvp(inexact_out, args, direction)
+        _, pullback = jax.vjp(inexact_out, *args)
+        return {
+            "tangent": tangent,
+            "cotangent": pullback(u),
+            "direction": direction,
+            "u": u,
+        }
 
-    return both, args
+    return both, (args, direction, u)
 
 
 def check_batching(case: _Case) -> float | None:
@@ -860,7 +1037,7 @@ def structure_options() -> Mapping[str, Any] | None:
     """The XLA options of the programs that check a rule's structure, not its last bits.
 
     These programs compare a rule with finite differences (``jvp``, ``higher_order``), with
-    another transformation compiled beside it (``jacrev`` vs ``jacfwd``, ``vmap`` of
+    another transformation compiled beside it (reverse vs forward mode, ``vmap`` of
     ``grad`` vs a loop), or ``vmap`` with a loop of eager calls at the jit-vs-eager
     tolerance, far above the last-bit differences an optimisation level makes (XLA:CPU's
     default contracts ``a*b + c`` into one rounding, its lowest level does not).  On CPU
@@ -1077,7 +1254,9 @@ def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
 def _higher_order_program(
     case: _Case, i: int, dtype: Any
 ) -> tuple[Callable[..., Any], Sequence[Any]]:
-    """The Hessian-vector product, its finite differences, and vmap of grad vs a loop."""
+    """The Hessian-vector product, its finite differences, and vmap of grad vs a loop, of
+    ``<u, f(x)>`` for a random ``u`` (the results projected on one random direction: a
+    fixed number of evaluations whatever the shapes)."""
     leaves = [_cast(x, dtype) for x in case.leaves]
     eps = _FD[np.dtype(dtype)][0]
     rng = _rng(case.prim.name, "higher_order")
@@ -1085,21 +1264,35 @@ def _higher_order_program(
     v = _random_like(rng, x)
     stacked = _stack(rng, x, 0, _BATCH)  # NumPy: an eager jnp.asarray compiles a program
 
-    def scalar(x: Any) -> Any:
+    # The other floating-point operands are arguments, not constants: XLA would fold what
+    # depends on constants alone at compile time, slowly (seconds for a large operand).
+    others = {j: y for j, y in enumerate(leaves) if j != i and _is_inexact(y)}
+
+    def inexact_outs(x: Any, others: dict[int, Any]) -> list[Any]:
         full = list(leaves)
         full[i] = x
-        outs = [o for o in tree_util.tree_leaves(case.call_flat(*full)) if _is_inexact(o)]
-        return sum(jnp.sum(jnp.real(o)) for o in outs)
+        for j, y in others.items():
+            full[j] = y
+        return [jnp.real(o) for o in tree_util.tree_leaves(case.call_flat(*full)) if _is_inexact(o)]
 
-    grad = jax.grad(scalar)
+    u = [
+        _random_like(rng, np.zeros(o.shape, o.dtype))
+        for o in jax.eval_shape(inexact_outs, x, others)
+    ]
 
-    def everything(x: Any, v: Any, stacked: Any) -> tuple[Any, Any, Any, Any]:
+    def everything(
+        x: Any, v: Any, stacked: Any, u: list[Any], others: dict[int, Any]
+    ) -> tuple[Any, Any, Any, Any]:
+        def scalar(x: Any) -> Any:
+            return sum(jnp.sum(o * w) for o, w in zip(inexact_outs(x, others), u, strict=True))
+
+        grad = jax.grad(scalar)
         _, hvp = jax.jvp(grad, (x,), (v,))
         fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
         looped = jnp.stack([grad(stacked[b]) for b in range(_BATCH)])
         return hvp, fd, jax.vmap(grad)(stacked), looped
 
-    return everything, (x, v, stacked)
+    return everything, (x, v, stacked, u, others)
 
 
 def _first_real(case: _Case) -> int:
@@ -1115,7 +1308,7 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
 
     ``"values"`` (JAX's default compilation) holds the ``jit`` check's program and every
     part of the ``lowering`` check's; ``"float32"`` the float32 ``jvp``'s, ``transpose``'s
-    jacrev-vs-jacfwd and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
+    reverse-vs-forward and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
     float64 ``jvp``'s and ``higher_order``'s; the last two compile with
     :func:`structure_options`.  Only the checks that will run are included
     (``case.shared.checks``).  A program whose making raises (a check that skips, a
@@ -1133,7 +1326,7 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
     builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
         "float32": [
             ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
-            ("transpose", "jacrev", lambda: _jacrev_program(case)),
+            ("transpose", "reverse vs forward", lambda: _reverse_vs_forward_program(case)),
             ("batching", "batching", lambda: _Batches(case).program()),
         ],
         "x64": [
