@@ -303,18 +303,6 @@ def register_jvp(prim: Primitive, rule: Callable[..., tuple[Sequence[Any], Seque
     ad.primitive_jvps[prim] = rule
 
 
-def linearization_knows_mode() -> bool:
-    """Whether JAX tells a primitive's linearization rule if it linearizes for reverse mode.
-
-    jax 0.9.2 added the ``is_vjp`` argument of ``ad.primitive_linearizations`` rules: True
-    under ``vjp`` (``grad``, ``jacrev``), False under ``jax.linearize``.  ``jax.jvp``
-    (``jacfwd``) uses the JVP rule, and so does reverse mode where JAX derives it from a
-    JVP (``jax_use_direct_linearize`` off, a ``checkpoint`` body).  jax 0.8 and 0.9.0 have
-    no flag: there a primitive's JVP rule serves every mode.
-    """
-    return JAX_VERSION >= (0, 9, 2)
-
-
 def register_linearizations(
     prim: Primitive,
     forward: Callable[..., tuple[Sequence[Any], Sequence[Any]]],
@@ -904,6 +892,18 @@ def literal_array_types() -> tuple[type, ...]:
     return () if issubclass(_TypedNdArray, np.ndarray) else (_TypedNdArray,)
 
 
+def linearization_knows_mode() -> bool:
+    """Whether JAX tells a primitive's linearization rule if it linearizes for reverse mode.
+
+    jax 0.9.2 added the ``is_vjp`` argument of ``ad.primitive_linearizations`` rules: True
+    under ``vjp`` (``grad``, ``jacrev``), False under ``jax.linearize``.  ``jax.jvp``
+    (``jacfwd``) uses the JVP rule, and so does reverse mode where JAX derives it from a
+    JVP (``jax_use_direct_linearize`` off, a ``checkpoint`` body).  jax 0.8 and 0.9.0 have
+    no flag: there a primitive's JVP rule serves every mode.
+    """
+    return JAX_VERSION >= (0, 9, 2)
+
+
 # JAX behaviours jext passes through unchanged but its tests (some ported from JAX's own)
 # meet; kept here so that every difference between supported releases is in one place.
 
@@ -942,8 +942,9 @@ def xla_cbrt_is_correctly_rounded() -> bool:
     return all(_is_nearest_cbrt(v, r) for v, r in zip(x.tolist(), got.tolist(), strict=True))
 
 
-#: jax 0.11 deprecates Pallas's Triton backend for Mosaic GPU, warning at each lowering.
 PALLAS_TRITON_DEPRECATION: Final = "The Pallas Triton backend is deprecated"
+"""The start of the warning jax 0.11 and newer give at each lowering of a Pallas Triton
+kernel (Triton's backend is deprecated for Mosaic GPU)."""
 
 
 def pallas_triton_params(*, num_warps: int, num_stages: int) -> Any:
