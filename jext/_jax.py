@@ -728,11 +728,33 @@ def _is_nearest_cbrt(x: float, y: float) -> bool:
     return lower**3 < Fraction(x) < upper**3
 
 
+# What xla_compile_options (a version switch, below) probes with: XLA's message for an option
+# it does not have, and the probe, cached per set of options.
+_NO_SUCH_OPTION: Final = re.compile(r"No such compile option: '(\w+)'")
+
+
+@functools.cache
+def _accepted_compile_options(items: tuple[tuple[str, Any], ...]) -> frozenset[str]:
+    probe = jax.jit(lambda x: x + 1).lower(np.float32(0.0))
+    wanted = dict(items)
+    while True:
+        try:
+            probe.compile(wanted)
+        except jax.errors.JaxRuntimeError as error:
+            found = _NO_SUCH_OPTION.search(str(error))
+            if found is None or found.group(1) not in wanted:
+                raise
+            del wanted[found.group(1)]
+        else:
+            return frozenset(wanted)
+
+
 # --- version switches ----------------------------------------------------------------
-# Every difference between the JAX releases jext supports (pyproject: jax>=0.8,<0.12) is
-# one function (or typed name) here, named for what it does; its docstring names the
-# release and the change it absorbs (tests/test_jax_versions.py checks each against the
-# installed JAX).  CI runs the suite on the oldest (0.8.3) and the newest installable.
+# Every difference between the JAX releases jext supports (pyproject: jax>=0.8, tested from
+# 0.8.3 to 0.12) is one function (or typed name) here, named for what it does; its
+# docstring names the release and the change it absorbs (tests/test_jax_versions.py checks
+# each against the installed JAX).  CI runs the suite on the oldest (0.8.3), on the newest
+# installable on the machine's Python, and on the newest on Python 3.13.
 
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
@@ -862,3 +884,16 @@ def xla_cbrt_is_correctly_rounded() -> bool:
         got = np.asarray(jax.numpy.cbrt(jax.device_put(x, cpu)))
     first = np.argsort(got == np.cbrt(x), kind="stable")
     return all(_is_nearest_cbrt(float(x[i]), float(got[i])) for i in first)
+
+
+def xla_compile_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` without those the running XLA does not know, for ``Lowered.compile``.
+
+    A probe, not a version test: XLA rejects a whole compilation over one option it does
+    not have (``No such compile option``), and its options come and go with jaxlib
+    (jax 0.12 dropped ``xla_cpu_use_fusion_emitters``, XLA:CPU's switch back to its older
+    elemental emitter).  Each set of names is probed once per process, on the default
+    backend, by compiling a one-operation program with them.
+    """
+    accepted = _accepted_compile_options(tuple(sorted(options.items())))
+    return {name: value for name, value in options.items() if name in accepted}
