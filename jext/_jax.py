@@ -8,6 +8,7 @@ Tested against jax 0.8.x and 0.10.x; the differences are the version switches at
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -208,7 +209,10 @@ def export(
     """
     jitted = fn if isinstance(fn, jax.stages.Wrapped) else jax.jit(fn)
     checks = [jax.export.DisabledSafetyCheck.custom_call(name) for name in custom_calls]
-    return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(*specs)
+    with gpu_lowering_target(platforms):
+        return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(
+            *specs
+        )
 
 
 def define_prng_impl(
@@ -897,3 +901,32 @@ def xla_compile_options(options: dict[str, Any]) -> dict[str, Any]:
     """
     accepted = _accepted_compile_options(tuple(sorted(options.items())))
     return {name: value for name, value in options.items() if name in accepted}
+
+
+#: The GPU jext lowers Pallas's Triton kernels for where the machine has none: compute
+#: capability 9.0, the one jax 0.8 to 0.11 fall back to.
+EXPORT_GPU_KIND: Final = "NVIDIA H100"
+
+
+def gpu_lowering_target(platforms: Sequence[str]) -> contextlib.AbstractContextManager[Any]:
+    """A context in which lowering for ``platforms`` finds a GPU to target on a machine
+    without one (exporting a Pallas Triton kernel for cuda from a CPU machine).
+
+    jax 0.8 to 0.11's Pallas Triton lowering falls back to compute capability 9.0 when no
+    GPU is present; jax 0.12's raises ``No supported GPU devices found, please specify an
+    abstract GPU device`` unless the abstract mesh in context names one.  Where that
+    matters (jax 0.12 and later, a GPU platform among ``platforms``, no local GPU) the
+    context is an empty abstract mesh on an :data:`EXPORT_GPU_KIND`, the same 9.0; elsewhere
+    nothing.
+    """
+    if JAX_VERSION < (0, 12) or not {"cuda", "rocm"} & set(platforms):
+        return contextlib.nullcontext()
+    try:
+        jax.local_devices(backend="gpu")
+    except RuntimeError:  # no GPU backend in this process
+        device = jax.sharding.AbstractDevice(  # type: ignore[attr-defined, unused-ignore]
+            device_kind=EXPORT_GPU_KIND, num_cores=None, platform="gpu"
+        )
+        mesh = jax.sharding.AbstractMesh((), (), abstract_device=device)  # type: ignore[call-arg, unused-ignore]
+        return jax.sharding.use_abstract_mesh(mesh)  # type: ignore[no-any-return, unused-ignore]
+    return contextlib.nullcontext()
