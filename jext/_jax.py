@@ -353,6 +353,7 @@ def avals_in(ctx: LoweringContext) -> list[AbstractValue]:
 
 def lower_jaxpr(ctx: LoweringContext, closed: ClosedJaxpr, *values: Any) -> Sequence[Any]:
     """Emit ``closed`` into the module being lowered, on ``values``; returns its results."""
+    closed = lojax(closed)
     module_ctx = ctx.module_context
     if ctx.platforms is not None:  # inside one branch of a multi-platform lowering
         module_ctx = module_ctx.replace(platforms=ctx.platforms)  # type: ignore[no-untyped-call]
@@ -930,3 +931,17 @@ def gpu_lowering_target(platforms: Sequence[str]) -> contextlib.AbstractContextM
         mesh = jax.sharding.AbstractMesh((), (), abstract_device=device)  # type: ignore[call-arg, unused-ignore]
         return jax.sharding.use_abstract_mesh(mesh)  # type: ignore[no-any-return, unused-ignore]
     return contextlib.nullcontext()
+
+
+def lojax(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with its hijax equations expanded into ordinary ones, for lowering.
+
+    jax 0.12's hijax primitives (``jax.experimental.hijax.HiPrim``; ``jnp.ldexp`` and
+    ``jnp.frexp`` are ones) have no MLIR lowering: JAX expands them (``to_lojax``) before it
+    lowers a jaxpr, and so must jext before it emits a reference's jaxpr into a module.  A
+    jaxpr says whether it holds any (``is_high``); jax 0.8 to 0.11's jaxprs never do here.
+    """
+    if not getattr(closed.jaxpr, "is_high", False):
+        return closed
+    lowered: ClosedJaxpr = _pe.lower_jaxpr2(closed)  # type: ignore[attr-defined, unused-ignore]
+    return lowered
