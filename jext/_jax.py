@@ -22,22 +22,39 @@ from typing import Any, Final, TypeAlias, TypeGuard
 import jax
 import numpy as np
 
-# From jax.extend.core where it has them in every supported JAX (0.8 to 0.11); the two
+#: The newest JAX release jext is tested with (CI's py313 run), for the error below.
+JAX_TESTED: Final = (0, 12)
+
+# From jax.extend.core where it has them in every supported JAX (0.8 to 0.12); the two
 # names it exports only from jax 0.10 on (not in 0.8.3 or 0.9.2) from where they live.
-from jax._src import api_util as _api_util
-from jax._src import config as _config
-from jax._src import core as _core
-from jax._src import linear_util as _lu
-from jax._src.array import ArrayImpl
-from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
-from jax._src.interpreters import mlir as _mlir
-from jax._src.interpreters import partial_eval as _pe
-from jax._src.lib import version_str as _jaxlib_version
-from jax._src.lib import xla_client  # type: ignore[attr-defined]
-from jax._src.literals import TypedNdArray as _TypedNdArray
-from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
-from jax.extend.mlir import ir as _mlir_ir
-from jax.interpreters import ad, batching, mlir, xla
+# JAX may remove any of these in a release jext has not met yet (pyproject gives JAX no
+# upper bound, docs/stability.md): that is a clear error naming both versions, here.
+try:
+    from jax._src import api_util as _api_util
+    from jax._src import config as _config
+    from jax._src import core as _core
+    from jax._src import linear_util as _lu
+    from jax._src.array import ArrayImpl
+    from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
+    from jax._src.interpreters import mlir as _mlir
+    from jax._src.interpreters import partial_eval as _pe
+    from jax._src.lib import version_str as _jaxlib_version
+    from jax._src.lib import xla_client  # type: ignore[attr-defined]
+    from jax._src.literals import TypedNdArray as _TypedNdArray
+    from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
+    from jax.extend.mlir import ir as _mlir_ir
+    from jax.interpreters import ad, batching, mlir, xla
+except ImportError as error:
+    # Read only on this error: a metadata lookup scans every installed distribution.
+    from importlib.metadata import version as _version
+
+    _below = f"{JAX_TESTED[0]}.{JAX_TESTED[1] + 1}"
+    raise ImportError(
+        f"jext cannot use jax {_version('jax')}: {error}.  jext/_jax.py needs this JAX "
+        f"internal, which this JAX release no longer has (jext is tested up to jax "
+        f"{JAX_TESTED[0]}.{JAX_TESTED[1]}).  Upgrade jext (pip install -U jext), or install "
+        f"the JAX it was tested with (pip install 'jax<{_below}' 'jaxlib<{_below}')."
+    ) from error
 
 __all__ = [
     "AbstractValue",
@@ -904,9 +921,9 @@ def xla_compile_options(options: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in options.items() if name in accepted}
 
 
-#: The GPU jext lowers Pallas's Triton kernels for where the machine has none: compute
-#: capability 9.0, the one jax 0.8 to 0.11 fall back to.
 EXPORT_GPU_KIND: Final = "NVIDIA H100"
+"""The GPU jext lowers Pallas's Triton kernels for where the machine has none: compute
+capability 9.0, the one jax 0.8 to 0.11 fall back to (jax 0.12 asks for a GPU)."""
 
 
 def gpu_lowering_target(platforms: Sequence[str]) -> contextlib.AbstractContextManager[Any]:
