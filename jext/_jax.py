@@ -41,7 +41,15 @@ try:
     from jax._src.lib import version_str as _jaxlib_version
     from jax._src.lib import xla_client  # type: ignore[attr-defined]
     from jax._src.literals import TypedNdArray as _TypedNdArray
-    from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
+
+    # jax 0.12 made ClosedJaxpr another name of Jaxpr (which now holds its consts), one
+    # jax.extend.core does not list as exported.
+    from jax.extend.core import (  # type: ignore[attr-defined, unused-ignore]
+        ClosedJaxpr,
+        Jaxpr,
+        Primitive,
+        jaxpr_as_fun,
+    )
     from jax.extend.mlir import ir as _mlir_ir
     from jax.interpreters import ad, batching, mlir, xla
 except ImportError as error:
@@ -672,7 +680,10 @@ def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | 
     jaxpr = closed.jaxpr
     constvars = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if t]
     kept = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if not t]
-    hoisted = jaxpr.replace(constvars=kept, invars=[*constvars, *jaxpr.invars])
+    # Untyped in jax 0.12 (Jaxpr.replace also takes ClosedJaxpr's old keywords there).
+    hoisted = jaxpr.replace(  # type: ignore[no-untyped-call, unused-ignore]
+        constvars=kept, invars=[*constvars, *jaxpr.invars]
+    )
     consts = [c for c, t in zip(closed.consts, traced, strict=True) if not t]
     values = [c for c, t in zip(closed.consts, traced, strict=True) if t]
     return ClosedJaxpr(hoisted, consts), values
