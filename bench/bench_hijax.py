@@ -22,7 +22,8 @@ metadata are normalised.  No goal: hijax is JAX's own experimental API, and the 
 what choosing one over the other costs (bench/results/jax-0.12.md).
 
 Needs a JAX with ``jax.experimental.hijax.HiPrim`` (0.12 on); elsewhere it says so and
-exits 0.  ``--smoke``: tiny sizes, one repetition, meaningless figures.
+exits 0.  ``--chain N`` and ``--reps N`` set the chain length (200) and the compile
+repetitions (7); ``--smoke``: tiny sizes, one repetition, meaningless figures.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ except ImportError:  # jax 0.8 and 0.9
 BETA = 2.0
 SMOKE = "--smoke" in sys.argv[1:]
 EAGER_REPS, EAGER_CALLS, CHAIN, COMPILE_REPS = (2, 2, 3, 1) if SMOKE else (41, 200, 200, 7)
+for _flag, _value in zip(sys.argv[1:], sys.argv[2:], strict=False):
+    if _flag == "--chain":  # fewer calls per chain, on a loaded machine
+        CHAIN = int(_value)
+    elif _flag == "--reps":
+        COMPILE_REPS = int(_value)
 
 
 def reference(x: jax.Array, /, *, beta: float = 1.0) -> jax.Array:
