@@ -8,6 +8,7 @@ Tested against jax 0.8.x and 0.10.x; the differences are the version switches at
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -22,24 +23,49 @@ from typing import Any, Final, TypeAlias, TypeGuard
 import jax
 import numpy as np
 
-# From jax.extend.core where it has them in every supported JAX (0.8 to 0.11); the two
+#: The newest JAX release jext is tested with (CI's py313 run), for the error below.
+JAX_TESTED: Final = (0, 12)
+
+# From jax.extend.core where it has them in every supported JAX (0.8 to 0.12); the two
 # names it exports only from jax 0.10 on (not in 0.8.3 or 0.9.2) from where they live.
-from jax._src import api_util as _api_util
-from jax._src import config as _config
-from jax._src import core as _core
-from jax._src import linear_util as _lu
-from jax._src.array import ArrayImpl
-from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
-from jax._src.interpreters import ad as _ad_internal
-from jax._src.interpreters import batching as _batching_internal
-from jax._src.interpreters import mlir as _mlir
-from jax._src.interpreters import partial_eval as _pe
-from jax._src.lib import version_str as _jaxlib_version
-from jax._src.lib import xla_client  # type: ignore[attr-defined]
-from jax._src.literals import TypedNdArray as _TypedNdArray
-from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive, jaxpr_as_fun
-from jax.extend.mlir import ir as _mlir_ir
-from jax.interpreters import ad, batching, mlir, xla
+# JAX may remove any of these in a release jext has not met yet (pyproject gives JAX no
+# upper bound, docs/stability.md): that is a clear error naming both versions, here.
+try:
+    from jax._src import api_util as _api_util
+    from jax._src import config as _config
+    from jax._src import core as _core
+    from jax._src import linear_util as _lu
+    from jax._src.array import ArrayImpl
+    from jax._src.core import jaxprs_in_params, primal_dtype_to_tangent_dtype
+    from jax._src.interpreters import ad as _ad_internal
+    from jax._src.interpreters import batching as _batching_internal
+    from jax._src.interpreters import mlir as _mlir
+    from jax._src.interpreters import partial_eval as _pe
+    from jax._src.lib import version_str as _jaxlib_version
+    from jax._src.lib import xla_client  # type: ignore[attr-defined]
+    from jax._src.literals import TypedNdArray as _TypedNdArray
+
+    # jax 0.12 made ClosedJaxpr another name of Jaxpr (which now holds its consts), one
+    # jax.extend.core does not list as exported.
+    from jax.extend.core import (  # type: ignore[attr-defined, unused-ignore]
+        ClosedJaxpr,
+        Jaxpr,
+        Primitive,
+        jaxpr_as_fun,
+    )
+    from jax.extend.mlir import ir as _mlir_ir
+    from jax.interpreters import ad, batching, mlir, xla
+except ImportError as error:
+    # Read only on this error: a metadata lookup scans every installed distribution.
+    from importlib.metadata import version as _version
+
+    _below = f"{JAX_TESTED[0]}.{JAX_TESTED[1] + 1}"
+    raise ImportError(
+        f"jext cannot use jax {_version('jax')}: {error}.  jext/_jax.py needs this JAX "
+        f"internal, which this JAX release no longer has (jext is tested up to jax "
+        f"{JAX_TESTED[0]}.{JAX_TESTED[1]}).  Upgrade jext (pip install -U jext), or install "
+        f"the JAX it was tested with (pip install 'jax<{_below}' 'jaxlib<{_below}')."
+    ) from error
 
 __all__ = [
     "AbstractValue",
@@ -211,7 +237,10 @@ def export(
     """
     jitted = fn if isinstance(fn, jax.stages.Wrapped) else jax.jit(fn)
     checks = [jax.export.DisabledSafetyCheck.custom_call(name) for name in custom_calls]
-    return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(*specs)
+    with gpu_lowering_target(platforms):
+        return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(
+            *specs
+        )
 
 
 def define_prng_impl(
@@ -394,6 +423,7 @@ def avals_in(ctx: LoweringContext) -> list[AbstractValue]:
 
 def lower_jaxpr(ctx: LoweringContext, closed: ClosedJaxpr, *values: Any) -> Sequence[Any]:
     """Emit ``closed`` into the module being lowered, on ``values``; returns its results."""
+    closed = lojax(closed)
     module_ctx = ctx.module_context
     if ctx.platforms is not None:  # inside one branch of a multi-platform lowering
         module_ctx = module_ctx.replace(platforms=ctx.platforms)  # type: ignore[no-untyped-call]
@@ -695,7 +725,10 @@ def hoist_traced_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]] | 
     jaxpr = closed.jaxpr
     constvars = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if t]
     kept = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if not t]
-    hoisted = jaxpr.replace(constvars=kept, invars=[*constvars, *jaxpr.invars])
+    # Untyped in jax 0.12 (Jaxpr.replace also takes ClosedJaxpr's old keywords there).
+    hoisted = jaxpr.replace(  # type: ignore[no-untyped-call, unused-ignore]
+        constvars=kept, invars=[*constvars, *jaxpr.invars]
+    )
     consts = [c for c, t in zip(closed.consts, traced, strict=True) if not t]
     values = [c for c, t in zip(closed.consts, traced, strict=True) if t]
     return ClosedJaxpr(hoisted, consts), values
@@ -795,11 +828,33 @@ def _is_nearest_cbrt(x: float, y: float) -> bool:
     return lower**3 < Fraction(x) < upper**3
 
 
+# What xla_compile_options (a version switch, below) probes with: XLA's message for an option
+# it does not have, and the probe, cached per set of options.
+_NO_SUCH_OPTION: Final = re.compile(r"No such compile option: '(\w+)'")
+
+
+@functools.cache
+def _accepted_compile_options(items: tuple[tuple[str, Any], ...]) -> frozenset[str]:
+    probe = jax.jit(lambda x: x + 1).lower(np.float32(0.0))
+    wanted = dict(items)
+    while True:
+        try:
+            probe.compile(wanted)
+        except jax.errors.JaxRuntimeError as error:
+            found = _NO_SUCH_OPTION.search(str(error))
+            if found is None or found.group(1) not in wanted:
+                raise
+            del wanted[found.group(1)]
+        else:
+            return frozenset(wanted)
+
+
 # --- version switches ----------------------------------------------------------------
-# Every difference between the JAX releases jext supports (pyproject: jax>=0.8,<0.12) is
-# one function (or typed name) here, named for what it does; its docstring names the
-# release and the change it absorbs (tests/test_jax_versions.py checks each against the
-# installed JAX).  CI runs the suite on the oldest (0.8.3) and the newest installable.
+# Every difference between the JAX releases jext supports (pyproject: jax>=0.8, tested from
+# 0.8.3 to 0.12) is one function (or typed name) here, named for what it does; its
+# docstring names the release and the change it absorbs (tests/test_jax_versions.py checks
+# each against the installed JAX).  CI runs the suite on the oldest (0.8.3), on the newest
+# installable on the machine's Python, and on the newest on Python 3.13.
 
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
@@ -962,3 +1017,60 @@ def pallas_triton_params(*, num_warps: int, num_stages: int) -> Any:
         "ignore", message=PALLAS_TRITON_DEPRECATION, category=DeprecationWarning
     )
     return pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages)
+
+
+
+def xla_compile_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` without those the running XLA does not know, for ``Lowered.compile``.
+
+    A probe, not a version test: XLA rejects a whole compilation over one option it does
+    not have (``No such compile option``), and its options come and go with jaxlib
+    (jax 0.12 dropped ``xla_cpu_use_fusion_emitters``, XLA:CPU's switch back to its older
+    elemental emitter).  Each set of names is probed once per process, on the default
+    backend, by compiling a one-operation program with them.
+    """
+    accepted = _accepted_compile_options(tuple(sorted(options.items())))
+    return {name: value for name, value in options.items() if name in accepted}
+
+
+EXPORT_GPU_KIND: Final = "NVIDIA H100"
+"""The GPU jext lowers Pallas's Triton kernels for where the machine has none: compute
+capability 9.0, the one jax 0.8 to 0.11 fall back to (jax 0.12 asks for a GPU)."""
+
+
+def gpu_lowering_target(platforms: Sequence[str]) -> contextlib.AbstractContextManager[Any]:
+    """A context in which lowering for ``platforms`` finds a GPU to target on a machine
+    without one (exporting a Pallas Triton kernel for cuda from a CPU machine).
+
+    jax 0.8 to 0.11's Pallas Triton lowering falls back to compute capability 9.0 when no
+    GPU is present; jax 0.12's raises ``No supported GPU devices found, please specify an
+    abstract GPU device`` unless the abstract mesh in context names one.  Where that
+    matters (jax 0.12 and later, a GPU platform among ``platforms``, no local GPU) the
+    context is an empty abstract mesh on an :data:`EXPORT_GPU_KIND`, the same 9.0; elsewhere
+    nothing.
+    """
+    if JAX_VERSION < (0, 12) or not {"cuda", "rocm"} & set(platforms):
+        return contextlib.nullcontext()
+    try:
+        jax.local_devices(backend="gpu")
+    except RuntimeError:  # no GPU backend in this process
+        device = jax.sharding.AbstractDevice(  # type: ignore[attr-defined, unused-ignore]
+            device_kind=EXPORT_GPU_KIND, num_cores=None, platform="gpu"
+        )
+        mesh = jax.sharding.AbstractMesh((), (), abstract_device=device)  # type: ignore[call-arg, unused-ignore]
+        return jax.sharding.use_abstract_mesh(mesh)  # type: ignore[no-any-return, unused-ignore]
+    return contextlib.nullcontext()
+
+
+def lojax(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with its hijax equations expanded into ordinary ones, for lowering.
+
+    jax 0.12's hijax primitives (``jax.experimental.hijax.HiPrim``; ``jnp.ldexp`` and
+    ``jnp.frexp`` are ones) have no MLIR lowering: JAX expands them (``to_lojax``) before it
+    lowers a jaxpr, and so must jext before it emits a reference's jaxpr into a module.  A
+    jaxpr says whether it holds any (``is_high``); jax 0.8 to 0.11's jaxprs never do here.
+    """
+    if not getattr(closed.jaxpr, "is_high", False):
+        return closed
+    lowered: ClosedJaxpr = _pe.lower_jaxpr2(closed)  # type: ignore[attr-defined, unused-ignore]
+    return lowered

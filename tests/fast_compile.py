@@ -1,7 +1,8 @@
 """XLA compile options for test programs whose results cannot depend on them.
 
-XLA's lowest optimization level, and XLA:CPU's older elemental code generator (its fusion
-emitters take about 2.5 times longer to compile the test programs here).  For programs
+XLA's lowest optimization level, and XLA:CPU's older elemental code generator where XLA
+has it (its fusion emitters take about 2.5 times longer to compile the test programs here;
+jax 0.12's XLA:CPU has only those).  For programs
 that compare two computations compiled together, or integer streams (which no
 optimization may change by a bit), compiling is most of the cost and the answer is the
 same; tests of what a user's default compilation gives keep ``jax.jit``.
@@ -14,6 +15,8 @@ from typing import Any
 
 import jax
 
+from jext import _jax
+
 FAST_COMPILE = {
     "xla_backend_optimization_level": 0,
     "xla_llvm_disable_expensive_passes": True,
@@ -24,5 +27,5 @@ FAST_COMPILE = {
 def run_fast(f: Callable[..., Any], *args: Any) -> Any:
     """``jax.jit(f)(*args)``, compiled with :data:`FAST_COMPILE` on CPU (its options are
     XLA:CPU's; on a GPU machine the default device compiles as usual)."""
-    options = FAST_COMPILE if jax.default_backend() == "cpu" else None
+    options = _jax.xla_compile_options(FAST_COMPILE) if jax.default_backend() == "cpu" else None
     return jax.jit(f).lower(*args).compile(options)(*args)

@@ -25,6 +25,7 @@ SCRIPTS = {
     "bench_check_all.py": "warm cpu  per item",
     "bench_check_plugin.py": "changed among warm ones / alone",
     "bench_core.py": "goals met: ",
+    "bench_hijax.py": "jext / hijax: ",
     "bench_native.py": "CPU: ratios reported, no goal",
     "gpu_exports.py": "exports: ",
     "bench_plugins.py": "goals met: ",

@@ -172,3 +172,47 @@ def test_cbrt_probe_rejects_a_root_one_ulp_off() -> None:
         for side in (-np.inf, np.inf):
             assert not _jax._is_nearest_cbrt(v, float(np.nextafter(root, side)))
     assert _jax._is_nearest_cbrt(0.0, 0.0) and not _jax._is_nearest_cbrt(8.0, -2.0)
+
+
+def test_compile_options_the_running_xla_lacks_are_left_out() -> None:
+    """XLA refuses a whole compilation over one option it does not know (jax 0.12 has no
+    ``xla_cpu_use_fusion_emitters``); the options jext compiles with are probed, not assumed."""
+    wanted = {"xla_backend_optimization_level": 0, "xla_jext_no_such_option": True}
+    with pytest.raises(jax.errors.JaxRuntimeError, match="xla_jext_no_such_option"):
+        jax.jit(lambda x: x * 2).lower(np.float32(1)).compile(wanted)
+    assert _jax.xla_compile_options(wanted) == {"xla_backend_optimization_level": 0}
+
+
+def test_the_checks_and_tests_fast_compile_options_compile_here() -> None:
+    from jext.testing._compile import STRUCTURE_COMPILE
+    from tests.fast_compile import run_fast
+
+    assert STRUCTURE_COMPILE["xla_backend_optimization_level"] == 0
+    x = np.arange(3, dtype=np.float32)
+    compiled = jax.jit(lambda v: v * 2).lower(x).compile(STRUCTURE_COMPILE)
+    np.testing.assert_array_equal(compiled(x), 2 * x)
+    np.testing.assert_array_equal(run_fast(lambda v: v * 2, x), 2 * x)
+
+
+def test_a_jax_internal_gone_is_a_clear_error_naming_the_versions_and_the_remedy() -> None:
+    """pyproject gives JAX no upper bound (docs/stability.md): a JAX release that drops an
+    internal jext/_jax.py imports fails at jext's first use with what to do, not with a
+    bare ImportError from deep inside JAX."""
+    import subprocess
+    import sys
+
+    script = (
+        "import jax, jax._src.core as core\n"
+        "del core.jaxprs_in_params  # as a future JAX without it\n"
+        "import jext._jax\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: jext cannot use jax "), last
+    assert "jaxprs_in_params" in last and jax.__version__ in last
+    major, minor = _jax.JAX_TESTED
+    assert f"tested up to jax {major}.{minor}" in last
+    assert f"pip install 'jax<{major}.{minor + 1}' 'jaxlib<{major}.{minor + 1}'" in last

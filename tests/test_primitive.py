@@ -109,10 +109,19 @@ def test_a_nan_static_param_is_one_cache_entry_not_one_per_object() -> None:
     """``nan != nan``: keyed by value, every new nan object would trace and compile again."""
     divide, traced = _divide()
     ones = jnp.ones(2, jnp.float32)
-    for _ in range(3):
+
+    def call() -> None:
         assert np.isnan(divide(ones, d=float("nan"))).all()
         assert np.isnan(jax.jit(lambda v: divide(v, d=float("nan")))(ones)).all()
-    assert len(traced) == 2  # the abstract evaluation and the compiled impl, once each
+
+    call()
+    # The abstract evaluation and the compiled impl trace the reference once each (jax
+    # 0.8 to 0.11), or once for both (jax 0.12); a new nan object traces nothing new.
+    first = len(traced)
+    assert first in (1, 2)
+    call()
+    call()
+    assert len(traced) == first
 
 
 def test_static_params_are_keyed_by_their_bits() -> None:

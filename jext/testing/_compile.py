@@ -2,17 +2,49 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
+
+from jext import _jax
 
 __all__ = ["STRUCTURE_COMPILE"]
 
-STRUCTURE_COMPILE: Final[dict[str, Any]] = {
+_WANTED: Final[dict[str, Any]] = {
     "xla_backend_optimization_level": 0,
     "xla_llvm_disable_expensive_passes": True,
+    # XLA:CPU's older elemental emitter; jax 0.12's XLA has no such option (and no such
+    # emitter), so _jax.xla_compile_options leaves it out there.
     "xla_cpu_use_fusion_emitters": False,
 }
-"""XLA's lowest optimisation level and XLA:CPU's older elemental emitter, which compile
-several times faster (a primitive's float32 ``jvp``/``transpose``/``batching`` program:
-0.70 s -> 0.15 s CPU).  Only for programs whose comparisons sit far above the last-bit
-differences these options make (``a*b + c`` is one rounding at XLA:CPU's default, two at
-level 0): never for values users get, which come from the default compilation."""
+
+
+class _CompileOptions(Mapping[str, Any]):
+    """The options of ``_WANTED`` the running XLA knows, probed at first use (not at
+    import: the probe compiles a program, which starts JAX's backend)."""
+
+    __slots__ = ()
+
+    def _options(self) -> dict[str, Any]:
+        return _jax.xla_compile_options(_WANTED)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._options()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._options())
+
+    def __len__(self) -> int:
+        return len(self._options())
+
+    def __repr__(self) -> str:
+        return repr(self._options())
+
+
+STRUCTURE_COMPILE: Final[Mapping[str, Any]] = _CompileOptions()
+"""XLA's lowest optimisation level and, where XLA:CPU has it, its older elemental emitter,
+which compile several times faster (a primitive's float32 ``jvp``/``transpose``/``batching``
+program: 0.70 s -> 0.15 s CPU).  Only for programs whose comparisons sit far above the
+last-bit differences these options make (``a*b + c`` is one rounding at XLA:CPU's default,
+two at level 0): never for values users get, which come from the default compilation.
+Passed to ``Lowered.compile`` as it is (a read-only mapping of the options the running
+XLA accepts)."""

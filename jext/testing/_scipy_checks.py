@@ -340,7 +340,7 @@ class _Session:
                 # bit for bit, and what XLA's optimisation level moves is far below both
                 # (docs/checking.md).  CPU only: the options name XLA:CPU's emitters, and
                 # GPU compiles are not where the time goes.
-                compiled = jitted.lower(columns, grad_columns).compile(STRUCTURE_COMPILE)
+                compiled = jitted.lower(columns, grad_columns).compile(dict(STRUCTURE_COMPILE))
             result: dict[str, Any] = jax.tree.map(np.asarray, compiled(columns, grad_columns))
             if "among_themselves" in want:
                 # The same executable on a batch of the same shape made of the jit_vmap

@@ -96,6 +96,25 @@ def test_subnormal_arguments_read_from_bits_as_scipy(name: str) -> None:
     _both_dtypes(name)
 
 
+def test_erfcinv_replaces_jax_scipy_for_its_subnormals_without_a_warning() -> None:
+    """jext.scipy.special.erfcinv is the plugin's on every JAX, with its reason stated
+    (jax 0.12 added jax.scipy.special.erfcinv): loading the plugin reports no failure, and
+    at subnormal ``y`` it gives SciPy's finite value where jax.scipy's gives inf."""
+    import jax.scipy.special as jss
+    from jext_scipy_special._functions import _erf
+
+    from jext._registry import registry
+
+    assert js.erfcinv.jext_wrapper.replaces_jax == _erf.REPLACES_JAX
+    (plugin,) = [p for p in registry().plugins() if p.name == "scipy-special"]
+    assert plugin.status == "loaded", plugin.error
+    y = np.array([1e-310, 2.2e-308])
+    with x64(True):
+        np.testing.assert_allclose(js.erfcinv(jnp.asarray(y)), sc.erfcinv(y), rtol=1e-14)
+        if hasattr(jss, "erfcinv"):  # the reason stated, as long as it holds
+            assert np.all(np.isinf(np.asarray(jss.erfcinv(jnp.asarray(y)))))
+
+
 @pytest.mark.numerics
 def test_cbrt_of_subnormal_from_bits() -> None:
     """``cbrt(5e-324)`` is SciPy's 1.7e-108, not the 0 of a flushed operand (float32:

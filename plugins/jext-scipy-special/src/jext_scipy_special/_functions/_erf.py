@@ -256,6 +256,12 @@ def erfcinv(y: ArrayLike) -> jax.Array:
 
 
 # ------------------------------------------------------------- declarations
+#: Why ``erfcinv`` replaces ``jax.scipy.special.erfcinv`` where JAX has one (jax 0.12 added
+#: it; ``jext list`` shows this): the same values on every JAX jext supports, and SciPy's
+#: finite values at subnormal ``y`` (``erfcinv(1e-310)`` is 26.6), where jax.scipy's reads
+#: ``y`` as 0 on XLA:CPU and gives inf (tests/test_special_subnormals.py).
+REPLACES_JAX = "the same values on every JAX; finite as SciPy's at subnormal y (jax.scipy's: inf)"
+
 WRAPPERS: tuple[ScipyWrapper, ...] = (
     declare(
         "erfcinv",
@@ -263,5 +269,6 @@ WRAPPERS: tuple[ScipyWrapper, ...] = (
         domains=(Domain(((1e-6, 1.999999),)),),
         differentiable=(0,),
         edge_cases=(EdgeCase((1.0,)), EdgeCase((2.5,)), EdgeCase((-0.5,))),
+        replaces_jax=REPLACES_JAX,
     ),
 )
