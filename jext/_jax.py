@@ -238,9 +238,7 @@ def export(
     jitted = fn if isinstance(fn, jax.stages.Wrapped) else jax.jit(fn)
     checks = [jax.export.DisabledSafetyCheck.custom_call(name) for name in custom_calls]
     with gpu_lowering_target(platforms):
-        return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(
-            *specs
-        )
+        return jax.export.export(jitted, platforms=tuple(platforms), disabled_checks=checks)(*specs)
 
 
 def define_prng_impl(
@@ -1017,7 +1015,6 @@ def pallas_triton_params(*, num_warps: int, num_stages: int) -> Any:
         "ignore", message=PALLAS_TRITON_DEPRECATION, category=DeprecationWarning
     )
     return pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages)
-
 
 
 def xla_compile_options(options: dict[str, Any]) -> dict[str, Any]:

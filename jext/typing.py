@@ -55,6 +55,7 @@ __all__ = [
     "RegisteredPrimitive",
     "SymbolicZero",
     "TransposeRule",
+    "VjpAccumulatingBwdRule",
     "VjpBwdRule",
     "VjpFwdRule",
 ]
@@ -102,10 +103,16 @@ VjpBwdRule: TypeAlias = Callable[..., tuple[Any, ...]]
 ``None`` for an operand whose cotangent is zero.  Declared with
 ``def_vjp(..., symbolic_zeros=True)``, ``fwd`` gets each operand leaf as
 ``jax.custom_derivatives.CustomVJPPrimal(value, perturbed)`` and ``bwd`` a
-:data:`jext.SymbolicZero` for a zero cotangent, and may return one.  Declared with
-``accumulate=True``: ``(residuals, cotangents, *accumulators, /, **params) -> None``,
-calling ``acc.accum(value)`` on one :class:`jext.GradAccum` per operand leaf (a
-:class:`jext.NullAccum`, which ignores it, for a leaf not being differentiated).
+:data:`jext.SymbolicZero` for a zero cotangent, and may return one.
+"""
+
+VjpAccumulatingBwdRule: TypeAlias = Callable[..., None]
+"""``(residuals, cotangents, *accumulators, /, **params) -> None``: the backward half of a
+VJP rule declared with ``def_vjp(..., accumulate=True)``.
+
+It calls ``acc.accum(value)`` on one :class:`jext.GradAccum` per operand leaf (a
+:class:`jext.NullAccum`, which ignores it, for a leaf not being differentiated) and
+returns None.
 """
 
 LinFwdRule: TypeAlias = Callable[..., tuple[Any, Any]]

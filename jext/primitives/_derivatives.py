@@ -23,7 +23,7 @@ import numpy as np
 
 from jext import _jax
 from jext.primitives._core import Core, Form, as_value
-from jext.primitives._links import apply_chain
+from jext.primitives._links import apply_chain, jvp_tangents
 
 __all__ = ["batch_chain", "chain_jvp", "chain_transpose"]
 
@@ -158,8 +158,9 @@ def _batch_jvp_link(
             next(given) if on else _jax.instantiate_zeros(_jax.make_zero(_jax.typeof(p)))
             for p, on in zip(ps, active, strict=True)
         ]
-        _, touts = jax.jvp(on_rule, tuple(ps), tuple(full))
-        return list(touts)
+        # The results came from the primitive's own equation: the rule's effects (a
+        # jax.debug.print in it) do not run again for its tangents.
+        return jvp_tangents(on_rule, ps, full)
 
     if not any(extra_p) and not any(extra_t):
         touts = jvp_of_rule(primals, tangents)

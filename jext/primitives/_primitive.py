@@ -14,7 +14,7 @@ import importlib
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, final, overload
+from typing import Any, Final, Generic, Literal, ParamSpec, TypeVar, cast, final, overload
 
 import jax
 import numpy as np
@@ -56,6 +56,7 @@ from jext.typing import (
     LoweringRule,
     Platform,
     TransposeRule,
+    VjpAccumulatingBwdRule,
     VjpBwdRule,
     VjpFwdRule,
 )
@@ -553,10 +554,40 @@ class Primitive(Generic[P, R]):
         )
         return rule
 
+    @overload
     def def_vjp(
         self,
         fwd: VjpFwdRule,
         bwd: VjpBwdRule,
+        *,
+        symbolic_zeros: bool = False,
+        accumulate: Literal[False] = False,
+    ) -> None: ...
+
+    @overload
+    def def_vjp(
+        self,
+        fwd: VjpFwdRule,
+        bwd: VjpAccumulatingBwdRule,
+        *,
+        symbolic_zeros: bool = False,
+        accumulate: Literal[True],
+    ) -> None: ...
+
+    @overload
+    def def_vjp(
+        self,
+        fwd: VjpFwdRule,
+        bwd: VjpBwdRule | VjpAccumulatingBwdRule,
+        *,
+        symbolic_zeros: bool = False,
+        accumulate: bool,
+    ) -> None: ...
+
+    def def_vjp(
+        self,
+        fwd: VjpFwdRule,
+        bwd: VjpBwdRule | VjpAccumulatingBwdRule,
         *,
         symbolic_zeros: bool = False,
         accumulate: bool = False,

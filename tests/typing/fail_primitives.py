@@ -56,7 +56,7 @@ def fail_vjp(a: jax.Array, /) -> jax.Array:
     return a
 
 
-fail_vjp.def_vjp(lambda a: (a, a), 3)  # type: ignore[arg-type]
-fail_vjp.def_vjp(lambda a: (a, a), lambda r, g: (g,), symbolic_zeros=1.5)  # type: ignore[arg-type]
+fail_vjp.def_vjp(lambda a: (a, a), 3)  # type: ignore[call-overload]
+fail_vjp.def_vjp(lambda a: (a, a), lambda r, g: (g,), symbolic_zeros=1.5)  # type: ignore[call-overload]
 fail_vjp.def_nondifferentiable(1.5)  # type: ignore[arg-type]
 fail_vjp.def_linearize(lambda a: (a, a), 3)  # type: ignore[arg-type]
