@@ -1051,7 +1051,7 @@ def gpu_lowering_target(platforms: Sequence[str]) -> contextlib.AbstractContextM
     try:
         jax.local_devices(backend="gpu")
     except RuntimeError:  # no GPU backend in this process
-        device = jax.sharding.AbstractDevice(  # type: ignore[attr-defined, unused-ignore]
+        device = jax.sharding.AbstractDevice(  # type: ignore[attr-defined, call-arg, unused-ignore]
             device_kind=EXPORT_GPU_KIND, num_cores=None, platform="gpu"
         )
         mesh = jax.sharding.AbstractMesh((), (), abstract_device=device)  # type: ignore[call-arg, unused-ignore]

@@ -614,6 +614,10 @@ def test_an_operand_needing_no_cotangent_gets_a_null_accumulator() -> None:
 
 
 @needs_hijax
+@pytest.mark.skipif(
+    jax.__version_info__ < (0, 9),
+    reason="jax 0.8's VJPHiPrimitive has no lowering of call_hi_primitive under grad",
+)
 def test_an_accumulating_bwd_is_a_hijax_vjp_bwd() -> None:
     assert VJPHiPrimitive is not None
 
@@ -627,7 +631,9 @@ def test_an_accumulating_bwd_is_a_hijax_vjp_bwd() -> None:
         def expand(self, x: Any, y: Any) -> Any:
             return x * jnp.sin(y)
 
-        def vjp_fwd(self, nzs: Any, x: Any, y: Any) -> Any:
+        def vjp_fwd(self, *args: Any) -> Any:
+            # jax 0.9 and newer pass which operands are differentiated first; 0.8 does not.
+            x, y = args[-2:]
             return self(x, y), (x, y)
 
         def vjp_bwd(self, res: Any, g: Any, x_acc: Any, y_acc: Any) -> None:
