@@ -170,12 +170,7 @@ def _linearize_jvp(
         as_value(o, a.dtype)
         for o, a in zip(core.flatten_results("lin", result[0], tree), out_avals, strict=True)
     ]
-    for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
-        if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
-            raise RuleTypeError(
-                f"linearize rule (lin) of primitive {core.name!r}: output {i} is "
-                f"{o.dtype}{list(o.shape)}, but abstract evaluation gives {_jax.aval_str(a)}"
-            )
+    core.check_outputs("linearize rule (lin)", outs, out_avals)
     tans = tree_util.tree_unflatten(form.in_tree, [_jax.instantiate_zeros(t) for t in tangents])
     touts = rules.linearized(result[1], *tans, params=form.params)
     flat = core.flatten_results("linearized", touts, tree, none_ok=True)

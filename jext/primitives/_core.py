@@ -427,6 +427,15 @@ class Core:
                 f"{describe(result)}"
             )
 
+    def check_outputs(self, kind: str, outs: Sequence[Any], out_avals: Sequence[Any]) -> None:
+        """Each of a rule's ``outs`` has the shape and dtype abstract evaluation gives."""
+        for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
+            if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
+                raise RuleTypeError(
+                    f"{kind} of primitive {self.name!r}: output {i} is "
+                    f"{o.dtype}{list(o.shape)}, but abstract evaluation gives {_jax.aval_str(a)}"
+                )
+
     def flat_fn(
         self, fn: Callable[..., Any], form: Form, kind: str, *, params: Mapping[str, Any]
     ) -> tuple[Callable[..., list[Any]], Callable[[], Any]]:

@@ -282,12 +282,7 @@ def vjp_jvp(
         as_value(o.value if isinstance(o, _jax.CustomVJPPrimal) else o, a.dtype)
         for o, a in zip(core.flatten_results("fwd", result[0], tree), out_avals, strict=True)
     ]
-    for i, (o, a) in enumerate(zip(outs, out_avals, strict=True)):
-        if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
-            raise RuleTypeError(
-                f"VJP rule (fwd) of primitive {core.name!r}: output {i} is "
-                f"{o.dtype}{list(o.shape)}, but abstract evaluation gives {_jax.aval_str(a)}"
-            )
+    core.check_outputs("VJP rule (fwd)", outs, out_avals)
     residuals, res_tree = tree_util.tree_flatten(result[1])
     residuals = [as_value(r) for r in residuals]
     tangent_avals = [_tangent_aval(a) for a in avals]
