@@ -117,10 +117,7 @@ def test_an_export_made_on_the_cpu_runs_on_the_gpu(tmp_path: Path) -> None:
         f"""
         import jax, numpy as np
         import jext.lowering
-        from jext.random import RngImpl
-from jext.rng_impls import CHACHA20, PHILOX4X64, THREEFRY4X64
-from jext.testing._rng_checks import run_rng_check
-from tests import prims
+        from tests import prims
         assert jax.default_backend() == "cpu"
         x = np.asarray({X.tolist()!r}, np.float32)
         exported = jext.lowering.export(prims.by_platform, x, platforms={PLATFORMS!r})

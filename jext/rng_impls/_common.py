@@ -746,7 +746,7 @@ PLATFORMS: Final = ("cpu", "cuda", "rocm", "tpu")
 ENV_RNG_FORM: Final = "JEXT_RNG_FORM"
 DEFAULT_FORMS: Final[dict[str, Form]] = {
     "cpu": "native",  # the chunked form where jext-rng-native is not installed
-    "cuda": "rolled",
+    "cuda": "pallas",
     "rocm": "rolled",
     "tpu": "unrolled",
 }

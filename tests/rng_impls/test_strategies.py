@@ -108,7 +108,7 @@ def test_rules_lower_the_form_of_their_platform(rng: CounterRng) -> None:
     assert rng.bits_primitive.reference.__qualname__.endswith("_bits_unrolled")
     assert _common.DEFAULT_FORMS == {
         "cpu": "native",
-        "cuda": "rolled",
+        "cuda": "pallas",
         "rocm": "rolled",
         "tpu": "unrolled",
     }
