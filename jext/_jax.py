@@ -153,6 +153,11 @@ def is_eager() -> bool:
     return type(_core.trace_ctx.trace) is _core.EvalTrace
 
 
+def is_concrete(x: Any) -> bool:
+    """Whether ``x`` is a value, not a tracer (a primal under an eager ``jax.jvp``)."""
+    return not isinstance(x, _core.Tracer)
+
+
 def typeof(x: Any) -> AbstractValue:
     """The abstract value of an operand (array, tracer or Python scalar)."""
     aval = jax.typeof(x)

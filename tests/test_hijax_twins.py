@@ -766,12 +766,8 @@ def test_jext_check_fails_a_wrong_linearized() -> None:
 # --- concrete values in eager calls -------------------------------------------------------
 
 
-def _branchy(x: Any) -> Any:
-    return jnp.sin(x) if x > 0 else jnp.cos(x)
-
-
 def test_an_eager_call_gives_the_reference_concrete_values_as_custom_jvp_does() -> None:
-    prim = jext.primitive("hijax_twins.branchy")(lambda x, /: _branchy(x))
+    prim = jext.primitive("hijax_twins.branchy_call")(lambda x, /: _branchy(x))
     twin = jax.custom_jvp(_branchy)
     twin.defjvp(lambda p, t: (twin(p[0]), t[0]))
     for x in (2.0, -2.0, np.float32(0.5)):
@@ -787,3 +783,200 @@ def test_rule_sources_name_a_linearization() -> None:
     assert lin_and_jvp.rule_sources()["jvp"] == "custom"
     assert "linearize" in lin_only.rules.custom_kinds()
     assert both.rule_sources()["linearize"] == "none"
+
+
+# --- a reference with Python control flow on values, called eagerly --------------------
+# As a custom_jvp/custom_vjp function and a hijax primitive's ``expand``, the reference
+# and the rules see concrete values under an eager jvp or grad; under jit, JAX's error.
+
+
+def _branchy(x: Any) -> Any:
+    if x > 0:
+        return 2.0 * jnp.sin(x)
+    return jnp.cos(x)
+
+
+def _branchy_jvp(f: Any) -> Any:
+    def rule(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        return f(x), (3.0 if x > 0 else -1.0) * t  # deliberately not the derivative
+
+    return rule
+
+
+def _branchy_fwd(f: Any) -> Any:
+    return lambda x: (f(x), x)
+
+
+def _branchy_bwd(x: Any, g: Any) -> Any:
+    return ((5.0 if x > 0 else -7.0) * g,)  # deliberately not the derivative, nor the JVP
+
+
+@jext.primitive("hijax_twins.branchy")
+def branchy(x: jax.Array, /) -> jax.Array:
+    return _branchy(x)
+
+
+@jext.primitive("hijax_twins.branchy_jvp")
+def branchy_jvp(x: jax.Array, /) -> jax.Array:
+    return _branchy(x)
+
+
+branchy_jvp.def_jvp(_branchy_jvp(branchy_jvp))
+
+
+@jext.primitive("hijax_twins.branchy_vjp")
+def branchy_vjp(x: jax.Array, /) -> jax.Array:
+    return _branchy(x)
+
+
+branchy_vjp.def_vjp(_branchy_fwd(branchy_vjp), _branchy_bwd)
+
+
+@jext.primitive("hijax_twins.branchy_lin")
+def branchy_lin(x: jax.Array, /) -> jax.Array:
+    return _branchy(x)
+
+
+branchy_lin.def_linearize(lambda x: (branchy_lin(x), x), lambda x, t: (3.0 if x > 0 else -1.0) * t)
+
+branchy_jvp_twin = jax.custom_jvp(_branchy)
+branchy_jvp_twin.defjvp(_branchy_jvp(branchy_jvp_twin))
+branchy_vjp_twin = jax.custom_vjp(_branchy)
+branchy_vjp_twin.defvjp(_branchy_fwd(_branchy), _branchy_bwd)
+
+EAGER_FORWARD = {
+    "call": lambda f, x: f(x),
+    "jvp": lambda f, x: jax.jvp(f, (x,), (jnp.float32(0.5),)),
+    "jacfwd": lambda f, x: jax.jacfwd(f)(x),
+    "linearize": lambda f, x: jax.linearize(f, x)[1](jnp.float32(0.5)),
+}
+EAGER_REVERSE = {
+    "grad": lambda f, x: jax.grad(f)(x),
+    "vjp": lambda f, x: jax.vjp(f, x)[1](jnp.float32(0.5)),
+    "jacrev": lambda f, x: jax.jacrev(f)(x),
+    "value_and_grad": lambda f, x: jax.value_and_grad(f)(x),
+}
+EAGER = {**EAGER_FORWARD, **EAGER_REVERSE}
+SIGNS = [jnp.float32(0.7), jnp.float32(-0.4)]
+
+
+@pytest.mark.parametrize("x", SIGNS, ids=["positive", "negative"])
+@pytest.mark.parametrize("transform", list(EAGER.values()), ids=list(EAGER))
+def test_an_eagerly_differentiated_reference_sees_concrete_values(transform: Any, x: Any) -> None:
+    """Derived rules: the same code as plain JAX is the oracle."""
+    close(transform(branchy, x), transform(_branchy, x))
+
+
+@pytest.mark.parametrize("x", SIGNS, ids=["positive", "negative"])
+@pytest.mark.parametrize("transform", list(EAGER.values()), ids=list(EAGER))
+def test_an_eager_jvp_rule_sees_concrete_values_as_in_custom_jvp(transform: Any, x: Any) -> None:
+    close(transform(branchy_jvp, x), transform(branchy_jvp_twin, x))
+
+
+@pytest.mark.parametrize("x", SIGNS, ids=["positive", "negative"])
+@pytest.mark.parametrize("transform", list(EAGER_REVERSE.values()), ids=list(EAGER_REVERSE))
+def test_eager_vjp_rules_see_concrete_values_as_in_custom_vjp(transform: Any, x: Any) -> None:
+    close(transform(branchy_vjp, x), transform(branchy_vjp_twin, x))
+
+
+@pytest.mark.parametrize("x", SIGNS, ids=["positive", "negative"])
+@pytest.mark.parametrize("transform", list(EAGER.values()), ids=list(EAGER))
+def test_an_eager_linearization_sees_concrete_values(transform: Any, x: Any) -> None:
+    """``lin``/``linearized`` are the JVP rule's two halves: custom_jvp with that rule."""
+    close(transform(branchy_lin, x), transform(branchy_jvp_twin, x))
+
+
+@pytest.mark.parametrize(
+    ("ours", "twin"),
+    [
+        (branchy, _branchy),
+        (branchy_jvp, branchy_jvp_twin),
+        (branchy_vjp, branchy_vjp_twin),
+        (branchy_lin, branchy_jvp_twin),
+    ],
+    ids=["derived", "jvp", "vjp", "linearize"],
+)
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: jax.jit(f)(SIGNS[0]),
+        lambda f: jax.jit(jax.grad(f))(SIGNS[0]),
+        lambda f: jax.grad(jax.jit(f))(SIGNS[0]),
+        lambda f: jax.vmap(f)(jnp.stack(SIGNS)),
+    ],
+    ids=["jit", "jit-grad", "grad-jit", "vmap"],
+)
+def test_traced_control_flow_raises_jaxs_concretization_error(
+    ours: Any, twin: Any, transform: Any
+) -> None:
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        transform(twin)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        transform(ours)
+
+
+def test_an_eager_grad_of_a_branchy_reference_keeps_its_compiled_calls() -> None:
+    """Eager calls of a reference that traces stay compiled: the fallback is only taken by
+    references that need concrete values."""
+    jax.grad(branchy)(SIGNS[0])
+    calls = branchy._calls
+    assert len(calls) == 0  # nothing reusable was prepared for a reference that branches
+    assert both(X, Y).shape == X.shape and len(both._calls) >= 1
+
+
+def _hijax_branchy() -> Any:
+    assert VJPHiPrimitive is not None
+
+    class Branchy(VJPHiPrimitive):  # type: ignore[misc, valid-type]
+        def __init__(self, x_aval: Any) -> None:
+            self.in_avals = (x_aval,)
+            self.out_aval = x_aval
+            self.params = {}
+            super().__init__()
+
+        def expand(self, x: Any) -> Any:
+            return _branchy(x)
+
+        def jvp(self, primals: Any, tangents: Any) -> Any:
+            (t,) = tangents
+            t = jnp.zeros_like(primals[0]) if _jax.is_symbolic_zero(t) else t
+            return _branchy_jvp(hijax_branchy)(primals, (t,))
+
+        def lin(self, nzs: Any, x: Any) -> Any:  # the JVP rule linearized, by hand
+            return hijax_branchy(x), jnp.float32(3.0 if x > 0 else -1.0)
+
+        def linearized(self, slope: Any, t: Any) -> Any:  # traced: no branch on values
+            return slope * (jnp.zeros_like(slope) if _jax.is_symbolic_zero(t) else t)
+
+        def vjp_fwd(self, nzs: Any, x: Any) -> Any:
+            return hijax_branchy(x), x
+
+        def vjp_bwd_retval(self, res: Any, g: Any) -> Any:
+            return _branchy_bwd(res, g)
+
+        def batch(self, axis_data: Any, args: Any, dims: Any) -> Any:
+            return _elementwise_batch(hijax_branchy, args, dims, axis_data.size)
+
+    def hijax_branchy(x: Any) -> Any:
+        x = jnp.asarray(x, jnp.float32)
+        return Branchy(jax.typeof(x))(x)
+
+    return hijax_branchy
+
+
+@jext.primitive("hijax_twins.branchy_both")
+def branchy_both(x: jax.Array, /) -> jax.Array:
+    return _branchy(x)
+
+
+branchy_both.def_jvp(_branchy_jvp(branchy_both))
+branchy_both.def_vjp(_branchy_fwd(branchy_both), _branchy_bwd)
+
+
+@needs_hijax
+@needs_mode
+@pytest.mark.parametrize("x", SIGNS, ids=["positive", "negative"])
+@pytest.mark.parametrize("transform", list(EAGER.values()), ids=list(EAGER))
+def test_an_eager_reference_with_both_rules_is_a_hijax_expand(transform: Any, x: Any) -> None:
+    close(transform(branchy_both, x), transform(_hijax_branchy(), x))

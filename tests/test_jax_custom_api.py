@@ -24,7 +24,6 @@ VENDORED = HERE / "data" / "jax_custom_api"
 
 _ERRORS = "both raise; jext's error is a jext.RuleError naming the primitive, JAX's another"
 _JAXPR = "reads JAX's own equations (custom_jvp_call, custom_vjp_call) in the jaxpr"
-_EAGER = "under an eager jvp or grad the reference is traced: no concrete values (docs)"
 #: Test (class::name) -> why it fails with adopted functions (docs/jax-custom-rules.md,
 #: "Intentional differences").
 EXPECTED_FAILURES: dict[str, str] = {
@@ -47,9 +46,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "CustomVJPTest::test_dce": _JAXPR,
     "CustomVJPTest::test_pretty_print": _JAXPR,
     "CustomVJPTest::test_custom_lin_pretty_print": _JAXPR,
-    "CustomJVPTest::test_python_control_flow": _EAGER,
-    "CustomVJPTest::test_python_control_flow": _EAGER,
-    "CustomJVPTest::test_ensure_compile_time_eval": _EAGER,
     "CustomJVPTest::test_symbolic_zero_custom_jvp": (
         "eagerly a primitive returns arrays; the test wants a Python float back"
     ),

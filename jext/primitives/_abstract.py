@@ -12,7 +12,15 @@ from jax import tree_util
 from jext import _jax
 from jext._errors import RuleError
 from jext.primitives._closure import ClosesOverTracers
-from jext.primitives._core import Core, Form, batched_avals, typed_key, unbatched_avals
+from jext.primitives._core import (
+    NEEDS_CONCRETE_VALUES,
+    Core,
+    Form,
+    as_value,
+    batched_avals,
+    typed_key,
+    unbatched_avals,
+)
 from jext.primitives._links import apply_chain
 from jext.primitives._sharding import concrete_rule, explicit_result_axes
 
@@ -25,6 +33,7 @@ __all__ = [
     "check_explicit_operands",
     "linearized",
     "out_tree",
+    "rule_result_types",
     "trace_reference",
 ]
 
@@ -200,6 +209,29 @@ def out_tree(core: Core, form: Form, avals: Sequence[Any]) -> Any:
     if tree is None:
         _, tree = base_abstract_eval(core, form, avals)
     return tree
+
+
+def rule_result_types(
+    core: Core, form: Form, primals: Sequence[Any], results: Any
+) -> tuple[list[Any], Any]:
+    """The result avals and tree that a derivative rule's primal ``results`` must have.
+
+    Abstract evaluation gives them; where it cannot because the reference needs concrete
+    values and ``primals`` are concrete (an eager ``jax.jvp`` or ``grad``), the rule's own
+    ``results`` give them, as ``custom_jvp`` takes its rule's under an eager ``jvp``.
+    """
+    avals = [_jax.typeof(p) for p in primals]
+    try:
+        return abstract_eval(core, avals, form), out_tree(core, form, avals)
+    except NEEDS_CONCRETE_VALUES:
+        if form.levels or not all(_jax.is_concrete(p) for p in primals):
+            raise
+    leaves, tree = tree_util.tree_flatten(
+        results, is_leaf=lambda x: isinstance(x, _jax.CustomVJPPrimal)
+    )
+    core.record_out_tree(form, tree)
+    values = [as_value(x.value if isinstance(x, _jax.CustomVJPPrimal) else x) for x in leaves]
+    return [_jax.typeof(v) for v in values], tree
 
 
 def _as_aval(core: Core, x: object) -> Any:

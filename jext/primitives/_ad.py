@@ -10,6 +10,7 @@ forward computation runs once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
@@ -19,10 +20,16 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError, RuleTracerError, RuleTypeError, TransposeError
-from jext.primitives._abstract import abstract_eval, linearized, out_tree, trace_reference
+from jext.primitives._abstract import (
+    abstract_eval,
+    linearized,
+    out_tree,
+    rule_result_types,
+    trace_reference,
+)
 from jext.primitives._batching import over_levels
 from jext.primitives._closure import closed_over_error, closed_over_tangents
-from jext.primitives._core import Core, Form, as_value, unbatched_avals
+from jext.primitives._core import NEEDS_CONCRETE_VALUES, Core, Form, as_value, unbatched_avals
 from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._links import jvp_tangents
 from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
@@ -145,7 +152,18 @@ def jvp_per_example(
         outs = core.bind(form, *primals)
         return outs, [_jax.make_zero(_jax.typeof(o)) for o in outs]
     forward_form = Form(form.in_tree, form.params, (), active)
-    halves = linearized(core, forward_form, avals)
+    try:
+        halves = linearized(core, forward_form, avals)
+    except NEEDS_CONCRETE_VALUES:
+        if not all(_jax.is_concrete(p) for p in primals):
+            raise
+        # An eager jvp or grad of a reference that needs concrete values: its JVP op by
+        # op on them, as JAX differentiates the same code inline.
+        zeros = [_jax.instantiate_zeros(t) for t in tangents]
+        outs, touts = jax.jvp(
+            functools.partial(core.run_reference, form), tuple(primals), tuple(zeros)
+        )
+        return list(outs), list(touts)
     results = core.bind(forward_form, *primals)
     n_out = len(results) - halves.n_residuals
     outs, residuals = results[:n_out], results[n_out:]
@@ -161,11 +179,9 @@ def _linearize_jvp(
     residuals for the linear part instead of recomputing them."""
     rules = core.rules
     assert rules.lin is not None and rules.linearized is not None
-    avals = [_jax.typeof(p) for p in primals]
-    out_avals = abstract_eval(core, avals, form)
-    tree = out_tree(core, form, avals)
     result = rules.lin(*tree_util.tree_unflatten(form.in_tree, primals), params=form.params)
     core.check_pair("linearize (lin)", result, "(outputs, residuals)")
+    out_avals, tree = rule_result_types(core, form, primals, result[0])
     outs = [
         as_value(o, a.dtype)
         for o, a in zip(core.flatten_results("lin", result[0], tree), out_avals, strict=True)
@@ -207,7 +223,6 @@ def _custom_jvp(
 ) -> tuple[list[Any], list[Any]]:
     rules = core.rules
     assert rules.jvp is not None
-    avals = [_jax.typeof(p) for p in primals]
     if rules.jvp_symbolic_zeros:
         tans = [SymbolicZero(t.aval) if _jax.is_symbolic_zero(t) else t for t in tangents]
     else:
@@ -218,8 +233,7 @@ def _custom_jvp(
         params=form.params,
     )
     core.check_pair("jvp", result, "(primals_out, tangents_out)")
-    out_avals = abstract_eval(core, avals, form)
-    tree = out_tree(core, form, avals)
+    out_avals, tree = rule_result_types(core, form, primals, result[0])
     primals_out = [
         as_value(p, aval.dtype)
         for p, aval in zip(core.flatten_results("jvp", result[0], tree), out_avals, strict=True)

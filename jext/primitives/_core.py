@@ -47,6 +47,7 @@ __all__ = [
     "CHAIN_PARAM",
     "LEVELS_PARAM",
     "LINEARIZE_PARAM",
+    "NEEDS_CONCRETE_VALUES",
     "TREE_PARAM",
     "Core",
     "Form",
@@ -318,6 +319,15 @@ def parse_form(bind_params: Mapping[str, Any], n_operands: int) -> Form:
     return Form(tree, params, levels, linearize, chain)
 
 
+#: What a reference that needs concrete values (Python control flow on them) raises when
+#: it is traced.
+NEEDS_CONCRETE_VALUES: Final = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
+
+
 class Core:
     """What the rule kinds share for one primitive: identity, rules, JAX primitive, caches."""
 
@@ -366,8 +376,20 @@ class Core:
 
     # --- results -----------------------------------------------------------------------
 
+    def run_reference(self, form: Form, *args: Any) -> list[Any]:
+        """The reference run on ``args`` (flat operand leaves) as plain JAX code, op by op
+        when they are concrete; its results flat, their tree recorded."""
+        result = self.reference(*tree_util.tree_unflatten(form.in_tree, args), **form.params)
+        leaves, tree = tree_util.tree_flatten(result)
+        self.record_out_tree(form, tree)
+        return leaves
+
+    def recorded_out_tree(self, form: Form) -> Any:
+        """The result tree recorded for ``form``'s operand tree and params, or None."""
+        return self.out_trees.get(_tree_key(form))
+
     def record_out_tree(self, form: Form, out_tree: Any) -> None:
-        key = (form.in_tree, tuple((k, typed_key(v)) for k, v in form.params.items()))
+        key = _tree_key(form)
         known = self.out_trees.get(key)
         if known is None:
             self.out_trees.put(key, out_tree)
@@ -457,6 +479,10 @@ class Core:
 
 
 _PYTHON_SCALARS: Final = (bool, int, float, complex)
+
+
+def _tree_key(form: Form) -> Hashable:
+    return (form.in_tree, tuple((k, typed_key(v)) for k, v in form.params.items()))
 
 
 def as_value(x: Any, dtype: Any = None) -> Any:

@@ -18,11 +18,26 @@ from jext import _host, _jax
 from jext._errors import LoweringError, RuleError
 from jext.primitives._abstract import base_abstract_eval, chain_jaxpr, linearized, trace_reference
 from jext.primitives._batching import loop_over_levels, over_levels, run_over_levels
-from jext.primitives._core import Core, Form, Level, batched_avals, parse_form, unbatched_avals
-from jext.primitives._rules import LoweringEntry
+from jext.primitives._core import (
+    NEEDS_CONCRETE_VALUES,
+    Core,
+    Form,
+    Level,
+    batched_avals,
+    parse_form,
+    unbatched_avals,
+)
+from jext.primitives._rules import LoweringEntry, LoweringInfo
 from jext.primitives._sharding import equation_rule
 
-__all__ = ["impl", "register_lowerings", "rule_as_function", "rule_ffi_targets"]
+__all__ = [
+    "impl",
+    "lowering_info",
+    "platform_labels",
+    "register_lowerings",
+    "rule_as_function",
+    "rule_ffi_targets",
+]
 
 # The FFI targets found in the traces of hand-written lowering rules (ffi_call in a
 # traceable rule): jext.lowering.export allows them, as it allows ffi_rule's.  Only grows.
@@ -344,7 +359,15 @@ def impl(core: Core, args: Sequence[Any], bind_params: dict[str, Any]) -> list[A
         if jitted is None:
             bound = functools.partial(_jax.bind, core.jax, **bind_params)
             jitted = core.impls.put(key, jax.jit(bound))
-        return list(_jax.run_eagerly(jitted, *args))
+        try:
+            return list(_jax.run_eagerly(jitted, *args))
+        except NEEDS_CONCRETE_VALUES:
+            form = parse_form(bind_params, len(args))
+            if form.levels or form.chain or form.linearize is not None:
+                raise
+            # A reference that needs concrete values runs op by op on them, as a
+            # custom_jvp function does (this bind: an eager jvp with zero tangents).
+            return core.run_reference(form, *args)
     form = parse_form(bind_params, len(args))
     if form.chain:  # a derivative: the reference's, compiled
         return _compiled(core, form)(*args)
@@ -368,3 +391,23 @@ def impl(core: Core, args: Sequence[Any], bind_params: dict[str, Any]) -> list[A
 def _compiled(core: Core, form: Form) -> Callable[..., list[Any]]:
     jitted = core.impls.get_or_make(form.key(), lambda: jax.jit(functools.partial(core.bind, form)))
     return lambda *args: list(_jax.run_eagerly(jitted, *args))
+
+
+def platform_labels(core: Core) -> dict[str, str]:
+    """Each platform that has a lowering rule, and which rule (``"reference"`` or its name)."""
+    out: dict[str, str] = {}
+    for platform in _jax.PLATFORMS:
+        entry = core.rules.lowering_for(platform)
+        if entry is not None:
+            out[platform] = entry.label
+    return out
+
+
+def lowering_info(core: Core, platform: str) -> LoweringInfo | None:
+    """The rule ``platform`` lowers with (None: no rule), as ``Primitive.lowering_rule``."""
+    rules = core.rules
+    entry = rules.lowering_for(platform)
+    if entry is None:
+        return None
+    fn = rule_as_function(core, entry)
+    return LoweringInfo(platform, entry.label, entry.kind, fn, rules.batching_label(entry))

@@ -27,6 +27,7 @@ from jext.primitives import _abstract, _ad, _batching, _lowering
 from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
 from jext.primitives._core import (
     CACHE_SIZE,
+    NEEDS_CONCRETE_VALUES,
     Core,
     Form,
     LruCache,
@@ -79,11 +80,6 @@ _SCALAR_TYPES: Final = (
 )
 _EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
 _SINGLE_LEAF: Final = tree_util.tree_structure(0)
-_NEEDS_CONCRETE_VALUES: Final = (
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerIntegerConversionError,
-    jax.errors.TracerArrayConversionError,
-)
 
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
 
@@ -350,9 +346,9 @@ class Primitive(Generic[P, R]):
         if call is None:
             try:
                 prepared = self._prepare_call(in_tree, flat, params)
-            except _NEEDS_CONCRETE_VALUES:
+            except NEEDS_CONCRETE_VALUES as err:
                 if not _jax.is_eager():
-                    raise
+                    return self._bind_unprepared(in_tree, flat, params, err)
                 # Called eagerly, a reference that needs concrete values (Python control
                 # flow on them) runs op by op on them, as a custom_jvp function does.
                 concrete: R = self._core.reference(*operands, **params)
@@ -367,6 +363,20 @@ class Primitive(Generic[P, R]):
             outs = _jax.bind(self._core.jax, *flat, **call.bind_params)
         result: R = outs[0] if call.single else tree_util.tree_unflatten(call.out_tree, outs)
         return result
+
+    def _bind_unprepared(
+        self, in_tree: Any, flat: Sequence[Any], params: dict[str, Any], err: Exception
+    ) -> Any:
+        """A call whose reference needs concrete values, under a transformation: bind it
+        unprepared.  Under an eager ``jax.jvp`` or ``grad`` the rules run on the concrete
+        primals and record the result tree; under ``jit`` JAX's error is raised again."""
+        core = self._core
+        form = Form(in_tree, params)
+        outs = _jax.bind(core.jax, *flat, **form.bind_params())
+        tree = core.recorded_out_tree(form)
+        if tree is None:
+            raise err
+        return tree_util.tree_unflatten(tree, outs)
 
     def _call_closure(
         self,

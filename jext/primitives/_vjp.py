@@ -21,7 +21,7 @@ from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError, RuleTypeError, RuleValueError
-from jext.primitives._abstract import abstract_eval, out_tree
+from jext.primitives._abstract import rule_result_types
 from jext.primitives._core import Core, Form, as_value
 from jext.primitives._markers import GradAccum, NullAccum, SymbolicZero, is_zero_tangent
 from jext.primitives._rules import Rule
@@ -268,8 +268,6 @@ def vjp_jvp(
 ) -> tuple[list[Any], list[Any]]:
     """The results from ``fwd``, their tangents from ``jext_vjp_lin`` on its residuals."""
     avals = [_jax.typeof(p) for p in primals]
-    out_avals = abstract_eval(core, avals, form)
-    tree = out_tree(core, form, avals)
     operands: Sequence[Any] = primals
     if core.rules.vjp_symbolic_zeros:  # custom_vjp's: which operands are differentiated
         operands = [
@@ -278,6 +276,7 @@ def vjp_jvp(
         ]
     result = fwd(*tree_util.tree_unflatten(form.in_tree, operands), params=form.params)
     core.check_pair("VJP rule (fwd)", result, "(outputs, residuals)")
+    out_avals, tree = rule_result_types(core, form, primals, result[0])
     outs = [
         as_value(o.value if isinstance(o, _jax.CustomVJPPrimal) else o, a.dtype)
         for o, a in zip(core.flatten_results("fwd", result[0], tree), out_avals, strict=True)
