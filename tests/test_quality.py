@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import jext
+from jext.primitives import rules
+
 ROOT = Path(__file__).resolve().parents[1]
 # Every package in plugins/ too (tests/typing has its own test, test_typing.py).
 TYPED = [
@@ -252,3 +255,60 @@ def test_only_the_jax_layer_imports_jax_internals() -> None:
         if any(name.startswith("jax._src") for name in imported_names(node))
     ]
     assert offenders == []
+
+
+# --- the shape of the code ---------------------------------------------------------------
+
+MAX_CLASS_LINES = 450
+
+
+def long_classes(source: str, limit: int = MAX_CLASS_LINES) -> list[str]:
+    """``name (lines)`` of each class in ``source`` longer than ``limit`` lines."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_no_class_in_jext_exceeds_450_lines() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in sorted((ROOT / "jext").rglob("*.py"))
+        for name in long_classes(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_the_class_size_check_finds_a_long_class() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_CLASS_LINES))
+    assert long_classes(f"class Big:\n{body}") == [f"Big ({MAX_CLASS_LINES + 1} lines)"]
+    assert long_classes(f"class Fits:\n{body[: body.rindex('    x')]}") == []
+
+
+def test_each_rule_kind_is_one_module_registered_in_the_table() -> None:
+    """Adding a rule kind is one module under ``jext/primitives/rules/`` and one table row:
+    every such module is in the table, every row comes from one, and each ``def_*`` method
+    of ``Primitive`` declares through its row."""
+    folder = ROOT / "jext" / "primitives" / "rules"
+    kind_modules = {
+        f"jext.primitives.rules.{p.stem}"
+        for p in folder.glob("_*.py")
+        if p.stem not in ("__init__", "_kind")
+    }
+    assert {m.__name__ for m in rules.MODULES} == kind_modules
+    for module in rules.MODULES:
+        assert module.KINDS, module.__name__
+        for kind in module.KINDS:
+            assert rules.KINDS[kind.name] is kind
+            assert kind.declare.__module__ == module.__name__
+            assert callable(getattr(jext.Primitive, kind.declaration))
+    declarations = {kind.declaration for kind in rules.KINDS.values()}
+    rule_methods = {
+        name
+        for name in vars(jext.Primitive)
+        if name.startswith("def_") and name not in ("def_examples", "def_check_options")
+    }
+    assert rule_methods == declarations

@@ -4,7 +4,7 @@ and what a primitive or an example tells the checks (``CheckOptions``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
@@ -15,7 +15,7 @@ from numpy.typing import DTypeLike
 
 from jext._errors import DefinitionError
 
-__all__ = ["TOLERANCE_CHECKS", "CheckOptions", "Example"]
+__all__ = ["TOLERANCE_CHECKS", "CheckOptions", "Example", "checked_factory", "examples_of"]
 
 TOLERANCE_CHECKS: Final = ("jit", "jvp", "transpose", "batching", "lowering", "higher_order")
 """The checks whose tolerances a primitive or an example may declare."""
@@ -146,3 +146,26 @@ def _describe(x: Any) -> str:
         inner = ", ".join(_describe(v) for v in x)
         return f"({inner})" if isinstance(x, tuple) else f"[{inner}]"
     return repr(x)
+
+
+def checked_factory(
+    name: str, factory: Callable[[], Iterable[Example]]
+) -> Callable[[], Iterable[Example]]:
+    """``factory`` for ``def_examples`` of primitive ``name``; DefinitionError if not callable."""
+    if not callable(factory):
+        raise DefinitionError(
+            f"primitive {name!r}: def_examples takes a function returning "
+            f"jext.Example objects, got {factory!r}"
+        )
+    return factory
+
+
+def examples_of(name: str, factory: Callable[[], Iterable[Example]]) -> list[Example]:
+    """The examples ``factory`` makes; DefinitionError for anything else it gives."""
+    examples = list(factory())
+    for ex in examples:
+        if not isinstance(ex, Example):
+            raise DefinitionError(
+                f"examples of primitive {name!r} must be jext.Example objects, got {ex!r}"
+            )
+    return examples

@@ -1,9 +1,10 @@
 """``jext.Primitive``: a reference implementation made a JAX primitive with every rule kind.
 
-This module is the facade: the ``def_*`` decorators fill a rules record
-(``_rules.py``) that freezes at the first bind, and each rule kind lives in its own
-module (``_abstract.py``, ``_ad.py``, ``_batching.py``, ``_lowering.py``) around the
-shared state in ``_core.py``.
+This module is the facade: each ``def_*`` method hands its arguments to its row of the
+rule-kind table (``rules/``), which validates them into the rules record (``_rules.py``)
+that freezes at the first bind; each kind's module says how it composes into the JAX
+rules, which live around the shared state in ``_core.py`` (``_abstract.py``, ``_ad.py``,
+``_batching.py``, ``_lowering.py``); calling is ``_calling.py``.
 """
 
 from __future__ import annotations
@@ -14,39 +15,42 @@ import importlib
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Literal, ParamSpec, TypeVar, cast, final, overload
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, final, overload
 
-import jax
-import numpy as np
 from jax import tree_util
 from numpy.typing import DTypeLike
 
 from jext import _host, _jax
-from jext._errors import DefinitionError, DuplicateNameError, RuleNotImplementedError
-from jext.primitives import _abstract, _ad, _batching, _lowering
-from jext.primitives._closure import ClosesOverTracers, Closure, twin_reference, twin_rules
+from jext._errors import DefinitionError, DuplicateNameError
+from jext.primitives import _lowering
+from jext.primitives._calling import (
+    EAGER_ARRAY_TYPES,
+    PreparedCall,
+    bind_unprepared,
+    call_closure,
+    check_leaves,
+    define_twin,
+    prepare_call,
+)
+from jext.primitives._closure import ClosesOverTracers, twin_reference
 from jext.primitives._core import (
     CACHE_SIZE,
     NEEDS_CONCRETE_VALUES,
     Core,
-    Form,
     LruCache,
     flat_tree,
-    parse_form,
     typed_key,
 )
-from jext.primitives._example import CheckOptions, Example
+from jext.primitives._example import CheckOptions, Example, checked_factory, examples_of
 from jext.primitives._rules import (
-    NONDIFFERENTIABLE_ATTR,
-    LoweringEntry,
     LoweringInfo,
-    Rule,
     Rules,
     check_platform,
     reference_platforms,
 )
-from jext.primitives._sharding import parse_rule
-from jext.primitives._signature import OperandSignature, rule_arity
+from jext.primitives._signature import OperandSignature
+from jext.primitives.rules import KINDS, Declaring
+from jext.primitives.rules._lowering import entry as lowering_entry
 from jext.typing import (
     AbstractEvalRule,
     BatchingRule,
@@ -74,13 +78,6 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_SCALAR_TYPES: Final = (
-    *(bool, int, float, complex, np.ndarray, np.generic, jax.Array),
-    *_jax.literal_array_types(),
-)
-_EAGER_ARRAY_TYPES: Final = frozenset({np.ndarray, _jax.ArrayImpl})
-_SINGLE_LEAF: Final = tree_util.tree_structure(0)
-
 ExamplesFactory = TypeVar("ExamplesFactory", bound=Callable[[], Iterable[Example]])
 
 
@@ -88,32 +85,6 @@ def defined_primitives() -> Mapping[str, Primitive[..., Any]]:
     """Every primitive defined in this process so far, by name (a snapshot)."""
     with _host.DEFINITIONS_LOCK:
         return dict(_host.DEFINITIONS)
-
-
-@dataclass(frozen=True, slots=True)
-class _PreparedCall:
-    out_tree: Any
-    bind_params: Mapping[str, Any]
-    eager: _EagerCall | None  # None: bind (a custom impl runs as it is)
-    single: bool  # the result is one array
-
-
-class _EagerCall:
-    """A jitted bind, made on the first eager call (tracing never needs one)."""
-
-    __slots__ = ("_bind_params", "_jitted", "_prim")
-
-    def __init__(self, prim: _jax.Primitive, bind_params: Mapping[str, Any]) -> None:
-        self._prim = prim
-        self._bind_params = bind_params
-        self._jitted: Callable[..., list[Any]] | None = None
-
-    def __call__(self, *args: Any) -> list[Any]:
-        jitted = self._jitted
-        if jitted is None:
-            bound = functools.partial(_jax.bind, self._prim, **self._bind_params)
-            jitted = self._jitted = jax.jit(bound)
-        return jitted(*args)
 
 
 def primitive(
@@ -224,60 +195,16 @@ class Primitive(Generic[P, R]):
         if not callable(reference):
             raise DefinitionError(f"primitive {name!r}: the reference must be callable")
         self._core = core = Core(name, reference, Rules(reference_platforms=reference_platforms))
-        self._calls: LruCache[Any, _PreparedCall] = LruCache()
+        self._calls: LruCache[Any, PreparedCall] = LruCache()
         self._examples: Callable[[], Iterable[Example]] | None = None
         self._check_options = CheckOptions()
         self._freeze_lock = threading.RLock()
         self._twin: Primitive[..., Any] | None = None
         functools.update_wrapper(self, reference)
 
-        def abstract_eval(*avals: Any, **bind_params: Any) -> tuple[list[Any], frozenset[Any]]:
-            self._freeze()
-            form = parse_form(bind_params, len(avals))
-            return _abstract.abstract_eval_and_effects(core, avals, form)
-
-        def impl(*args: Any, **bind_params: Any) -> list[Any]:
-            self._freeze()
-            return _lowering.impl(core, args, bind_params)
-
-        def jvp(
-            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
-        ) -> tuple[list[Any], list[Any]]:
-            return _ad.jvp(core, primals, tangents, parse_form(bind_params, len(primals)))
-
-        def linearize_jvp(
-            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
-        ) -> tuple[list[Any], list[Any]]:
-            form = parse_form(bind_params, len(primals))
-            return _ad.jvp(core, primals, tangents, form, mode="linearize")
-
-        def reverse_jvp(
-            primals: Sequence[Any], tangents: Sequence[Any], **bind_params: Any
-        ) -> tuple[list[Any], list[Any]]:
-            form = parse_form(bind_params, len(primals))
-            return _ad.jvp(core, primals, tangents, form, mode="vjp")
-
-        def transpose(cts: Sequence[Any], *args: Any, **bind_params: Any) -> list[Any]:
-            return _ad.transpose(core, cts, args, parse_form(bind_params, len(args)))
-
-        def batch(
-            axis_name: Any,
-            size: int,
-            args: Sequence[Any],
-            dims: Sequence[int | None],
-            **bind_params: Any,
-        ) -> tuple[list[Any], list[int | None]]:
-            form = parse_form(bind_params, len(args))
-            return _batching.batch(
-                core, axis_name, size, args, dims, form, jvp_of_one=_ad.jvp_per_example
-            )
-
-        _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
-        _jax.set_impl(core.jax, impl)
-        _jax.register_jvp(core.jax, jvp)
-        _jax.register_linearizations(core.jax, linearize_jvp, reverse_jvp)
-        _jax.register_transpose(core.jax, transpose)
-        _jax.register_batching(core.jax, batch)
+        for kind in KINDS.values():  # each kind installs the JAX rule it backs
+            if kind.register is not None:
+                kind.register(core, functools.partial(_freeze, self))
         if _claim:
             _claim_name(self)
 
@@ -328,175 +255,44 @@ class Primitive(Generic[P, R]):
     # --- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        sig = self._core.signature
+        core = self._core
+        sig = core.signature
         operands = sig.operands(args)
         params = sig.params(kwargs)
-        if all(type(x) in _EAGER_ARRAY_TYPES for x in operands):  # the common case: arrays
+        if all(type(x) in EAGER_ARRAY_TYPES for x in operands):  # the common case: arrays
             flat: Sequence[Any] = operands
             in_tree = flat_tree(len(operands))
         else:
             flat, in_tree = tree_util.tree_flatten(operands)
-            self._check_leaves(flat)
+            check_leaves(self.name, flat)
         try:
             key = (in_tree, tuple(typed_key(v) for v in params.values()))
             call = self._calls.get(key)
         except TypeError:
-            self._core.check_hashable(params)
+            core.check_hashable(params)
             raise
         if call is None:
-            try:
-                prepared = self._prepare_call(in_tree, flat, params)
-            except NEEDS_CONCRETE_VALUES as err:
-                if not _jax.is_eager():
-                    return self._bind_unprepared(in_tree, flat, params, err)
-                # Called eagerly, a reference that needs concrete values (Python control
-                # flow on them) runs op by op on them, as a custom_jvp function does.
-                concrete: R = self._core.reference(*operands, **params)
-                return concrete
-            if isinstance(prepared, ClosesOverTracers):
-                closed: R = self._call_closure(prepared, in_tree, flat, params)
-                return closed
-            call = self._calls.put(key, prepared)
+            prepared = _first_call(self, key, operands, in_tree, flat, params)
+            if not isinstance(prepared, PreparedCall):
+                return cast("R", prepared.value)
+            call = prepared
         if call.eager is not None and _jax.is_eager():
             outs = call.eager(*flat)
         else:
-            outs = _jax.bind(self._core.jax, *flat, **call.bind_params)
+            outs = _jax.bind(core.jax, *flat, **call.bind_params)
         result: R = outs[0] if call.single else tree_util.tree_unflatten(call.out_tree, outs)
         return result
 
-    def _bind_unprepared(
-        self, in_tree: Any, flat: Sequence[Any], params: dict[str, Any], err: Exception
-    ) -> Any:
-        """A call whose reference needs concrete values, under a transformation: bind it
-        unprepared.  Under an eager ``jax.jvp`` or ``grad`` the rules run on the concrete
-        primals and record the result tree; under ``jit`` JAX's error is raised again."""
-        core = self._core
-        form = Form(in_tree, params)
-        outs = _jax.bind(core.jax, *flat, **form.bind_params())
-        tree = core.recorded_out_tree(form)
-        if tree is None:
-            raise err
-        return tree_util.tree_unflatten(tree, outs)
-
-    def _call_closure(
-        self,
-        found: ClosesOverTracers,
-        in_tree: Any,
-        flat: Sequence[Any],
-        params: dict[str, Any],
-    ) -> Any:
-        """A call whose reference closed over traced values: bind the closure twin."""
-        closure = Closure(found.jaxpr, found.values, in_tree, found.out_tree, params)
-        return self._closure_twin()(tuple(found.values), *flat, closure=closure)
-
-    def _closure_twin(self) -> Primitive[..., Any]:
-        twin = self._twin
-        if twin is not None:
-            return twin
+    def _declare(self, kind: str, *args: Any, **kwargs: Any) -> None:
+        """Declare a rule of ``kind``: its row of the table validates and records it."""
         with self._freeze_lock:
-            if self._twin is None:
-                rules = self._core.rules
-                made: Primitive[..., Any] = Primitive(
-                    self.name,
-                    twin_reference,
-                    reference_platforms=rules.reference_platforms,
-                    _claim=False,
-                )
-                adapted = twin_rules(self.name, rules)
-                if "abstract_eval" in adapted:
-                    made.def_abstract_eval(adapted["abstract_eval"])
-                if "impl" in adapted:
-                    made.def_impl(adapted["impl"])
-                if "jvp" in adapted:
-                    made.def_jvp(adapted["jvp"], symbolic_zeros=True)
-                if "transpose" in adapted:
-                    shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
-                    made.def_transpose(adapted["transpose"], linear_in=shifted)
-                if "vjp" in adapted:
-                    made.def_vjp(
-                        *adapted["vjp"],
-                        symbolic_zeros=rules.vjp_symbolic_zeros,
-                        accumulate=rules.vjp_accumulate,
-                    )
-                if "linearize" in adapted:
-                    made.def_linearize(*adapted["linearize"])
-                if "batching" in adapted:
-                    made.def_batching(adapted["batching"])
-                for platform, (fn, raw) in adapted["lowerings"].items():
-                    made.def_lowering(fn, platform=platform, raw=raw)
-                if rules.nondifferentiable_in:
-                    shifted_in = tuple(i + 1 for i in rules.nondifferentiable_in)
-                    made._define("nondifferentiable", nondifferentiable_in=shifted_in)
-                made._core.leading_hidden = True
-                made._core.operand_names = ("", *self._core.operand_names)
-                self._twin = made
-            return self._twin
-
-    def _check_leaves(self, flat: Sequence[Any]) -> None:
-        for i, leaf in enumerate(flat):
-            if not isinstance(leaf, _SCALAR_TYPES):
-                raise TypeError(
-                    f"{self.name}(): operand leaf {i} is a {type(leaf).__name__}; operands must "
-                    "be arrays, Python scalars or pytrees of them (static values go in "
-                    "keyword-only params)"
-                )
-
-    def _prepare_call(
-        self, in_tree: Any, flat: Sequence[Any], params: dict[str, Any]
-    ) -> _PreparedCall | ClosesOverTracers:
-        """What every later call with this operand tree and these params reuses, or, for a
-        reference that closed over traced values, those values (nothing to reuse)."""
-        self._freeze()
-        core = self._core
-        form = Form(in_tree, params)
-        avals = [_jax.typeof(x) for x in flat]
-        _abstract.check_explicit_operands(core, form, avals)
-        try:
-            _, out_tree = _abstract.base_abstract_eval(core, form, avals)
-        except ClosesOverTracers as found:
-            return found
-        bind_params = form.bind_params()
-        # Eagerly, a jitted bind skips JAX's per-call dispatch of the primitive; it is
-        # compiled once per signature like the default impl.  A custom impl runs as is.
-        eager = None if core.rules.impl is not None else _EagerCall(core.jax, bind_params)
-        return _PreparedCall(out_tree, bind_params, eager, out_tree == _SINGLE_LEAF)
-
-    def _freeze(self) -> None:
-        """Freeze the rules (first bind): later definitions raise ``DefinitionError``."""
-        core = self._core
-        if core.frozen:
-            return
-        # Plugins' lowering rules for this primitive must be in before JAX caches a
-        # lowering of it: wait for the one load of plugins (a no-op afterwards), outside
-        # the freeze lock, which a vendor's rule takes on the loading thread.  jext's own
-        # primitives ("jext.*") are core: using them never waits for a plugin, so a vendor
-        # rule for one must be loaded before it is first called.
-        if not self.name.startswith("jext."):
-            _load_plugins()
-        with self._freeze_lock:
-            if core.frozen:  # another thread, or a plugin calling it while loading
-                return
-            core.frozen = True
-            _lowering.register_lowerings(core)
-
-    def _define(self, kind: str, **changes: Any) -> None:
-        core = self._core
-        with self._freeze_lock:
-            rules = core.rules.replace(**changes)
-            if core.frozen and rules != core.rules:
-                raise DefinitionError(
-                    f"primitive {self.name!r}: cannot define its {kind} rule now: it has "
-                    "already been called, which froze its rules (JAX caches what it "
-                    f"compiled with them). Define @{core.short_name}.def_{kind} before the "
-                    "first call."
-                )
-            core.rules = rules  # unchanged when frozen: defining the same rule again is fine
+            _define(self._core, kind, KINDS[kind].declare(_declaring(self._core), *args, **kwargs))
 
     # --- rule definitions --------------------------------------------------------------------
 
     def def_abstract_eval(self, rule: AbstractEvalRule) -> AbstractEvalRule:
         """Use ``rule(*avals, **params) -> aval(s)`` for abstract evaluation."""
-        self._define("abstract_eval", abstract_eval=self._rule("abstract_eval", rule, self._n()))
+        self._declare("abstract_eval", rule)
         return rule
 
     def def_impl(self, rule: ImplRule) -> ImplRule:
@@ -504,7 +300,7 @@ class Primitive(Generic[P, R]):
 
         Under eager ``vmap`` it is called once per example.
         """
-        self._define("impl", impl=self._rule("impl", rule, self._n()))
+        self._declare("impl", rule)
         return rule
 
     @overload
@@ -522,7 +318,7 @@ class Primitive(Generic[P, R]):
         """
         if rule is None:
             return functools.partial(self.def_jvp, symbolic_zeros=symbolic_zeros)
-        self._define("jvp", jvp=self._rule("jvp", rule, 2), jvp_symbolic_zeros=symbolic_zeros)
+        self._declare("jvp", rule, symbolic_zeros=symbolic_zeros)
         return rule
 
     @overload
@@ -546,22 +342,7 @@ class Primitive(Generic[P, R]):
         """
         if rule is None:
             return functools.partial(self.def_transpose, linear_in=linear_in)
-        if self.rules.vjp_fwd is not None:
-            raise DefinitionError(
-                f"primitive {self.name!r}: def_vjp and def_transpose both say how to "
-                "differentiate it in reverse mode; declare one"
-            )
-        n = self._n()
-        if linear_in is not None and n is not None and any(not 0 <= i < n for i in linear_in):
-            raise DefinitionError(
-                f"transpose rule of primitive {self.name!r}: linear_in={tuple(linear_in)} "
-                f"names an operand it does not have (it has {n})"
-            )
-        self._define(
-            "transpose",
-            transpose=self._rule("transpose", rule, None if n is None else n + 1),
-            linear_in=None if linear_in is None else tuple(linear_in),
-        )
+        self._declare("transpose", rule, linear_in=linear_in)
         return rule
 
     @overload
@@ -635,21 +416,7 @@ class Primitive(Generic[P, R]):
 
         is written ``attention.def_vjp(attention_fwd, attention_bwd)``.
         """
-        if self.rules.transpose is not None:
-            raise DefinitionError(
-                f"primitive {self.name!r}: def_vjp and def_transpose both say how to "
-                "differentiate it in reverse mode; declare one"
-            )
-        n = self._n()
-        self._define(
-            "vjp",
-            vjp_fwd=self._rule("vjp fwd", fwd, n),
-            vjp_bwd=self._rule(
-                "vjp bwd", bwd, 2 if not accumulate else None if n is None else 2 + n
-            ),
-            vjp_symbolic_zeros=symbolic_zeros,
-            vjp_accumulate=accumulate,
-        )
+        self._declare("vjp", fwd, bwd, symbolic_zeros=symbolic_zeros, accumulate=accumulate)
 
     def def_linearize(self, lin: LinFwdRule, linearized: LinearizedRule) -> None:
         """Linearize with two rules, as a hijax ``VJPHiPrimitive``'s ``lin``/``linearized``.
@@ -661,14 +428,7 @@ class Primitive(Generic[P, R]):
         residuals rather than recomputing them; ``jax.jvp`` runs them unless a
         ``def_jvp`` is given, and reverse mode runs ``def_vjp``'s rules where given.
         """
-        n = self._n()
-        self._define(
-            "linearize",
-            lin=self._rule("linearize (lin)", lin, n),
-            linearized=self._rule(
-                "linearize (linearized)", linearized, None if n is None else 1 + n
-            ),
-        )
+        self._declare("linearize", lin, linearized)
 
     def def_batching(self, rule: BatchingRule) -> BatchingRule:
         """Use ``rule(args, dims, **params) -> (result, out_dims)`` under ``vmap``.
@@ -676,7 +436,7 @@ class Primitive(Generic[P, R]):
         As ``custom_vmap``'s rule, it is differentiated where a batch is differentiated, and
         with only tangents batched (``jacfwd``) it is called with every ``dims`` entry None.
         """
-        self._define("batching", batching=self._rule("batching", rule, 2), batching_kind="custom")
+        self._declare("batching", rule)
         return rule
 
     def def_batching_elementwise(self) -> None:
@@ -684,14 +444,14 @@ class Primitive(Generic[P, R]):
 
         Operands are broadcast together (per example) and given a leading batch axis.
         """
-        self._define("batching_elementwise", batching=None, batching_kind="elementwise")
+        self._declare("batching_elementwise")
 
     def def_batching_leading_axis(self) -> None:
         """Declare that the reference (and every rule) accepts a leading batch axis on all operands.
 
         Under ``vmap`` batched operands are moved to axis 0, unbatched ones broadcast.
         """
-        self._define("batching_leading_axis", batching=None, batching_kind="leading_axis")
+        self._declare("batching_leading_axis")
 
     def def_sharding(self, rule: str, *, need_replication: Sequence[str] = ()) -> None:
         """Declare how the partitioner may split the primitive across devices.
@@ -723,8 +483,7 @@ class Primitive(Generic[P, R]):
         >>> rms_norm.rule_sources()["sharding"]
         'custom'
         """
-        parsed = parse_rule(self.name, rule, need_replication)
-        self._define("sharding", sharding=parsed)
+        self._declare("sharding", rule, need_replication=need_replication)
 
     @overload
     def def_lowering(
@@ -751,27 +510,17 @@ class Primitive(Generic[P, R]):
         """
         if rule is None:
             return functools.partial(self.def_lowering, platform=platform, raw=raw)
-        entry = self._lowering_entry(rule, platform=platform, raw=raw)
-        with self._freeze_lock:
-            lowerings = self._core.rules.with_lowering(platform, entry).lowerings
-            self._define("lowering", lowerings=lowerings)
+        self._declare("lowering", rule, platform=platform, raw=raw)
         return rule
 
     def validate_lowering(
         self, rule: Callable[..., Any], *, platform: str | None = None, raw: bool = False
     ) -> None:
         """Raise :class:`jext.DefinitionError` where :meth:`def_lowering` would refuse these."""
-        entry = self._lowering_entry(rule, platform=platform, raw=raw)
         if self._core.frozen:  # raises unless it is the rule already there
-            self._define(
-                "lowering", lowerings=self._core.rules.with_lowering(platform, entry).lowerings
-            )
-
-    def _lowering_entry(
-        self, rule: Callable[..., Any], *, platform: str | None, raw: bool
-    ) -> LoweringEntry:
-        check_platform(self.name, platform)
-        return LoweringEntry(self._rule("lowering", rule, None if raw else self._n()), raw=raw)
+            self._declare("lowering", rule, platform=platform, raw=raw)
+        else:
+            lowering_entry(_declaring(self._core), rule, platform=platform, raw=raw)
 
     # --- examples ------------------------------------------------------------------------
 
@@ -782,25 +531,12 @@ class Primitive(Generic[P, R]):
         called only when checks run, so building arrays in it costs nothing at import.
         Examples are not rules: they may be declared at any time.
         """
-        if not callable(factory):
-            raise DefinitionError(
-                f"primitive {self.name!r}: def_examples takes a function returning "
-                f"jext.Example objects, got {factory!r}"
-            )
-        self._examples = factory
+        self._examples = checked_factory(self.name, factory)
         return factory
 
     def examples(self) -> list[Example]:
         """The declared examples (empty when none were declared)."""
-        if self._examples is None:
-            return []
-        examples = list(self._examples())
-        for ex in examples:
-            if not isinstance(ex, Example):
-                raise DefinitionError(
-                    f"examples of primitive {self.name!r} must be jext.Example objects, got {ex!r}"
-                )
-        return examples
+        return [] if self._examples is None else examples_of(self.name, self._examples)
 
     def def_check_options(
         self,
@@ -845,41 +581,7 @@ class Primitive(Generic[P, R]):
         symbolic zero raises :class:`jext.RuleError` naming it, before any rule runs, and
         the checks differentiate in the other operands.  The rules are kept.
         """
-        name = self.name
-        if operands:
-            self._define("nondifferentiable", nondifferentiable_in=self._operand_indices(operands))
-            return
-
-        def not_differentiable(primals: Any, tangents: Any) -> Any:
-            raise RuleNotImplementedError(
-                f"primitive {name!r} is declared not differentiable (def_nondifferentiable); "
-                "stop the gradient before it (jax.lax.stop_gradient) or define a JVP rule"
-            )
-
-        not_differentiable.__dict__[NONDIFFERENTIABLE_ATTR] = True  # read by the rules record
-        self._define("nondifferentiable", jvp=self._rule("jvp", not_differentiable, 2))
-
-    def _operand_indices(self, operands: tuple[int | str, ...]) -> tuple[int, ...]:
-        names = self._core.signature.operand_names
-        variadic = self._core.signature.variadic
-        indices = []
-        for operand in operands:
-            if isinstance(operand, str) and operand in names and not variadic:
-                indices.append(names.index(operand))
-            elif (
-                isinstance(operand, int)
-                and not isinstance(operand, bool)
-                and operand >= 0
-                and (variadic or operand < len(names))
-            ):
-                indices.append(operand)
-            else:
-                raise DefinitionError(
-                    f"primitive {self.name!r}: def_nondifferentiable takes operands by index "
-                    f"or name; {operand!r} is neither (operands: {', '.join(names) or 'none'}"
-                    f"{', variadic' if variadic else ''})"
-                )
-        return tuple(sorted(set(indices)))
+        self._declare("nondifferentiable", *operands)
 
     @property
     def differentiable(self) -> bool:
@@ -908,12 +610,7 @@ class Primitive(Generic[P, R]):
 
     def lowering_platforms(self) -> dict[str, str]:
         """Each platform that has a lowering rule, and which rule (``"reference"`` or its name)."""
-        out: dict[str, str] = {}
-        for platform in _jax.PLATFORMS:
-            entry = self._core.rules.lowering_for(platform)
-            if entry is not None:
-                out[platform] = entry.label
-        return out
+        return _lowering.platform_labels(self._core)
 
     def lowering_rule(self, platform: str) -> LoweringInfo | None:
         """The rule ``platform`` lowers with (None: no rule), for checkers and reports.
@@ -922,28 +619,92 @@ class Primitive(Generic[P, R]):
         is called like the primitive (operands, then static params as keywords) and can
         run on any backend, so a checker can hold a tpu rule to the reference on CPU.
         """
-        rules = self._core.rules
-        entry = rules.lowering_for(platform)
-        if entry is None:
-            return None
-        fn = _lowering.rule_as_function(self._core, entry)
-        return LoweringInfo(platform, entry.label, entry.kind, fn, rules.batching_label(entry))
+        return _lowering.lowering_info(self._core, platform)
 
-    # --- helpers --------------------------------------------------------------------------
 
-    def _n(self) -> int | None:
-        sig = self._core.signature
-        return None if sig.variadic or sig.operand_defaults else len(sig.operand_names)
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """The result of a call that prepared nothing to reuse."""
 
-    def _rule(self, kind: str, fn: Callable[..., Any], positional: int | None) -> Rule:
-        if not callable(fn):
-            raise DefinitionError(
-                f"{kind} rule of primitive {self.name!r} must be callable, got {fn!r}"
+    value: Any
+
+
+def _first_call(
+    prim: Primitive[..., Any],
+    key: Any,
+    operands: tuple[Any, ...],
+    in_tree: Any,
+    flat: Sequence[Any],
+    params: dict[str, Any],
+) -> PreparedCall | _Result:
+    """The first call with this operand tree and params: what later calls reuse (cached),
+    or, where nothing can be reused, the result."""
+    _freeze(prim)
+    core = prim._core
+    try:
+        prepared = prepare_call(core, in_tree, flat, params)
+    except NEEDS_CONCRETE_VALUES as err:
+        if not _jax.is_eager():
+            return _Result(bind_unprepared(core, in_tree, flat, params, err))
+        # Called eagerly, a reference that needs concrete values (Python control flow on
+        # them) runs op by op on them, as a custom_jvp function does.
+        return _Result(core.reference(*operands, **params))
+    if isinstance(prepared, ClosesOverTracers):
+        twin = prim._twin or _make_twin(prim)
+        return _Result(call_closure(twin, prepared, in_tree, flat, params))
+    return prim._calls.put(key, prepared)
+
+
+def _declaring(core: Core) -> Declaring:
+    return Declaring(core.name, core.signature, core.rules)
+
+
+def _make_twin(prim: Primitive[..., Any]) -> Primitive[..., Any]:
+    with prim._freeze_lock:
+        if prim._twin is None:
+            made: Primitive[..., Any] = Primitive(
+                prim.name,
+                twin_reference,
+                reference_platforms=prim.rules.reference_platforms,
+                _claim=False,
             )
-        arity = rule_arity(
-            self.name, kind, fn, positional=positional, param_names=self.signature.param_names
+            define_twin(made, prim._core)
+            prim._twin = made
+        return prim._twin
+
+
+def _freeze(prim: Primitive[..., Any]) -> None:
+    """Freeze the rules (first bind): later definitions raise ``DefinitionError``."""
+    core = prim._core
+    if core.frozen:
+        return
+    # Plugins' lowering rules for this primitive must be in before JAX caches a
+    # lowering of it: wait for the one load of plugins (a no-op afterwards), outside
+    # the freeze lock, which a vendor's rule takes on the loading thread.  jext's own
+    # primitives ("jext.*") are core: using them never waits for a plugin, so a vendor
+    # rule for one must be loaded before it is first called.
+    if not prim.name.startswith("jext."):
+        _load_plugins()
+    with prim._freeze_lock:
+        if core.frozen:  # another thread, or a plugin calling it while loading
+            return
+        core.frozen = True
+        for kind in KINDS.values():
+            if kind.at_freeze is not None:
+                kind.at_freeze(core)
+
+
+def _define(core: Core, kind: str, changes: Mapping[str, Any]) -> None:
+    """Replace the rules record of ``core`` (the caller holds the freeze lock)."""
+    rules = core.rules.replace(**changes)
+    if core.frozen and rules != core.rules:
+        raise DefinitionError(
+            f"primitive {core.name!r}: cannot define its {kind} rule now: it has "
+            "already been called, which froze its rules (JAX caches what it "
+            f"compiled with them). Define @{core.short_name}.def_{kind} before the "
+            "first call."
         )
-        return Rule(fn, arity)
+    core.rules = rules  # unchanged when frozen: defining the same rule again is fine
 
 
 def _load_plugins() -> None:
