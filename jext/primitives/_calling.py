@@ -14,8 +14,9 @@ from jax import tree_util
 
 from jext import _jax
 from jext.primitives import _abstract
-from jext.primitives._closure import ClosesOverTracers, Closure, twin_rules
+from jext.primitives._closure import ClosesOverTracers, Closure
 from jext.primitives._core import Core, Form
+from jext.primitives.rules import KINDS
 
 if TYPE_CHECKING:
     from jext.primitives._primitive import Primitive
@@ -126,31 +127,8 @@ def call_closure(
 
 def define_twin(made: Primitive[..., Any], core: Core) -> None:
     """Give ``made``, the closure twin of the primitive of ``core``, its rules adapted."""
-    rules = core.rules
-    adapted = twin_rules(core.name, rules)
-    if "abstract_eval" in adapted:
-        made.def_abstract_eval(adapted["abstract_eval"])
-    if "impl" in adapted:
-        made.def_impl(adapted["impl"])
-    if "jvp" in adapted:
-        made.def_jvp(adapted["jvp"], symbolic_zeros=True)
-    if "transpose" in adapted:
-        shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
-        made.def_transpose(adapted["transpose"], linear_in=shifted)
-    if "vjp" in adapted:
-        made.def_vjp(
-            *adapted["vjp"],
-            symbolic_zeros=rules.vjp_symbolic_zeros,
-            accumulate=rules.vjp_accumulate,
-        )
-    if "linearize" in adapted:
-        made.def_linearize(*adapted["linearize"])
-    if "batching" in adapted:
-        made.def_batching(adapted["batching"])
-    for platform, (fn, raw) in adapted["lowerings"].items():
-        made.def_lowering(fn, platform=platform, raw=raw)
-    if rules.nondifferentiable_in:
-        shifted_in = tuple(i + 1 for i in rules.nondifferentiable_in)
-        made.def_nondifferentiable(*shifted_in)
+    for kind in KINDS.values():
+        if kind.twin is not None:
+            kind.twin(made, core.rules)
     made._core.leading_hidden = True
     made._core.operand_names = ("", *core.operand_names)

@@ -18,17 +18,13 @@ by the same ``vmap``, raises :class:`jext.RuleError` instead of returning a wron
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, final
 
-import jax
-import jax.numpy as jnp
 from jax import tree_util
 
 from jext import _jax
 from jext._errors import RuleError, RuleTracerError
-from jext.primitives._markers import LinearOperand, is_zero_tangent
-from jext.primitives._rules import LoweringEntry, Rule, Rules
 
 __all__ = [
     "ClosesOverTracers",
@@ -36,7 +32,6 @@ __all__ = [
     "closed_over_error",
     "closed_over_tangents",
     "twin_reference",
-    "twin_rules",
 ]
 
 
@@ -104,168 +99,7 @@ def closed_over_error(name: str, what: str) -> RuleError:
     )
 
 
-def twin_rules(name: str, rules: Rules) -> dict[str, Any]:
-    """The twin's rules, as ``def_*`` calls: each author rule adapted to the twin's
-    operands (the hidden tuple first, then the flat leaves), the rest derived."""
-    out: dict[str, Any] = {}
-    if rules.abstract_eval is not None:
-        rule = rules.abstract_eval
-
-        def abstract_eval(hidden: Any, *avals: Any, closure: Closure) -> Any:
-            return rule(*avals, params=closure.params)
-
-        out["abstract_eval"] = abstract_eval
-    if rules.impl is not None:
-        impl_rule = rules.impl
-
-        def impl(hidden: Any, *leaves: Any, closure: Closure) -> Any:
-            return impl_rule(*leaves, params=closure.params)
-
-        out["impl"] = impl
-    if rules.jvp is not None:
-        out["jvp"] = _twin_jvp(rules.jvp, rules.jvp_symbolic_zeros)
-    if rules.transpose is not None:
-        out["transpose"] = _twin_transpose(name, rules.transpose)
-    if rules.vjp_fwd is not None and rules.vjp_bwd is not None:
-        out["vjp"] = _twin_vjp(rules.vjp_fwd, rules.vjp_bwd)
-    if rules.lin is not None and rules.linearized is not None:
-        out["linearize"] = _twin_linearize(rules.lin, rules.linearized)
-    if rules.batching is not None and rules.batching_kind == "custom":
-        out["batching"] = _twin_batching(name, rules.batching)
-    out["lowerings"] = {
-        platform: _twin_lowering(name, entry)
-        for platform, entry in rules.lowerings.items()
-        if entry.rule is not None
-    }
-    return out
-
-
-def _twin_jvp(rule: Rule, symbolic_zeros: bool) -> Callable[..., Any]:
-    """The author's JVP rule on the twin's operands (differentiating the hidden values is
-    refused before it runs: see ``_ad.jvp_per_example``)."""
-
-    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, closure: Closure) -> Any:
-        tans = tangents[1:]
-        if not symbolic_zeros:
-            tans = tree_util.tree_map(
-                lambda t: jnp.zeros(t.shape, t.dtype) if is_zero_tangent(t) else t,
-                tans,
-                is_leaf=is_zero_tangent,
-            )
-        return rule(tuple(primals[1:]), tuple(tans), params=closure.params)
-
-    return jvp
-
-
-def _twin_vjp(fwd: Rule, bwd: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The author's VJP rules on the twin's operands; no cotangent for the hidden values
-    (differentiating them is refused before ``fwd`` runs: see ``_ad.jvp_per_example``)."""
-
-    def twin_fwd(hidden: Any, *operands: Any, closure: Closure) -> Any:
-        return fwd(*operands, params=closure.params)
-
-    def twin_bwd(residuals: Any, cts: Any, *accums: Any, closure: Closure) -> Any:
-        # An accumulating bwd gets no accumulator for the hidden values, and returns None.
-        result = bwd(residuals, cts, *accums[1:], params=closure.params)
-        if not isinstance(result, tuple | list):
-            return result  # the twin's own check reports it with the primitive's name
-        return (None, *result)
-
-    return twin_fwd, twin_bwd
-
-
-def _twin_linearize(lin: Rule, linearized: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The author's linearization rules on the twin's operands (differentiating the hidden
-    values is refused before ``lin`` runs: see ``_ad.jvp_per_example``)."""
-
-    def twin_lin(hidden: Any, *operands: Any, closure: Closure) -> Any:
-        return lin(*operands, params=closure.params)
-
-    def twin_linearized(residuals: Any, hidden: Any, *tangents: Any, closure: Closure) -> Any:
-        return linearized(residuals, *tangents, params=closure.params)
-
-    return twin_lin, twin_linearized
-
-
 def closed_over_tangents(tangents: Sequence[Any], in_tree: Any) -> bool:
     """Whether a tangent of a twin's hidden values (its first operand) is not zero."""
     hidden = tree_util.tree_unflatten(in_tree, list(tangents))[0]
     return any(not _jax.is_symbolic_zero(t) for t in tree_util.tree_leaves(hidden))
-
-
-def _twin_transpose(name: str, rule: Rule) -> Callable[..., Any]:
-    def transpose(cts: Any, hidden: Sequence[Any], *leaves: Any, closure: Closure) -> Any:
-        if any(isinstance(h, LinearOperand) for h in hidden):
-            raise closed_over_error(name, "is being transposed")
-        result = rule(cts, *leaves, params=closure.params)
-        if not isinstance(result, tuple | list):
-            return result  # the twin's own check reports it with the primitive's name
-        return (None, *result)
-
-    return transpose
-
-
-def _twin_batching(name: str, rule: Rule) -> Callable[..., Any]:
-    def batching(args: Sequence[Any], dims: Sequence[Any], *, closure: Closure) -> Any:
-        if any(d is not None for d in dims[0]):
-            raise closed_over_error(name, "is batched by this vmap")
-        return rule(tuple(args[1:]), tuple(dims[1:]), params=closure.params)
-
-    return batching
-
-
-def _twin_lowering(name: str, entry: LoweringEntry) -> tuple[Callable[..., Any], bool]:
-    rule = entry.rule
-    assert rule is not None
-    if entry.raw:
-
-        def raw(ctx: Any, *values: Any, closure: Closure) -> Any:
-            return rule(ctx, *values[closure.n_hidden :], params=closure.params)
-
-        return _labelled(raw, rule.fn), True
-
-    def traceable(hidden: Sequence[Any], *leaves: Any, closure: Closure) -> Any:
-        # The rule may close over the traced values the reference closes over (defined in
-        # the same traced function); while lowering, those are the hidden operands.
-        store: list[Any] = []
-
-        def flat(*xs: Any) -> list[Any]:
-            out, tree = tree_util.tree_flatten(rule(*xs, params=closure.params))
-            store[:] = [tree]
-            return out
-
-        try:
-            closed = _jax.trace_avals(flat, [_jax.typeof(x) for x in leaves])
-        except jax.errors.UnexpectedTracerError as err:  # a finished vmap's value
-            raise RuleError(
-                f"lowering rule {entry.label!r} of primitive {name!r} closes over a value "
-                "batched by an enclosing vmap, which a lowering rule cannot see (it lowers "
-                "one example); pass that value as an operand"
-            ) from err
-        hoisted = _jax.hoist_traced_consts(closed)
-        if hoisted is None:
-            outs = _jax.eval_jaxpr(closed, *leaves)
-        else:
-            jaxpr, values = hoisted
-            where = {h: i for i, h in enumerate(closure.hidden_ids)}
-            if any(id(v) not in where for v in values):
-                raise RuleError(
-                    f"lowering rule {entry.label!r} of primitive {name!r} closes over a "
-                    "traced value its reference does not use: a lowering rule can use only "
-                    "the traced values the reference closes over (they become hidden "
-                    "operands); use that value in the reference too, or pass it as an operand"
-                )
-            outs = _jax.eval_jaxpr(jaxpr, *(hidden[where[id(v)]] for v in values), *leaves)
-        return tree_util.tree_unflatten(store[0], outs)
-
-    return _labelled(traceable, rule.fn), False
-
-
-def _labelled(fn: Callable[..., Any], like: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` named and marked as ``like`` (reports and FFI detection read both), with its
-    own signature (``functools.wraps`` would make ``inspect`` read ``like``'s)."""
-    marks = getattr(like, "__dict__", {})
-    fn.__dict__.update({k: v for k, v in marks.items() if k != "__wrapped__"})
-    fn.__name__ = getattr(like, "__name__", fn.__name__)
-    fn.__qualname__ = getattr(like, "__qualname__", fn.__qualname__)
-    return fn

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jext import _jax
 from jext.primitives import _abstract
+from jext.primitives._closure import Closure
 from jext.primitives._core import Core, parse_form
+from jext.primitives._rules import Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import AbstractEvalRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -27,6 +32,17 @@ def register(core: Core, freeze: Callable[[], None]) -> None:
     _jax.set_effectful_abstract_eval(core.jax, abstract_eval)
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    rule = rules.abstract_eval
+    if rule is None:
+        return
+
+    def abstract_eval(hidden: Any, *avals: Any, closure: Closure) -> Any:
+        return rule(*avals, params=closure.params)
+
+    made.def_abstract_eval(abstract_eval)
+
+
 KINDS = (
     RuleKind(
         name="abstract_eval",
@@ -36,5 +52,6 @@ KINDS = (
         composes="JAX's abstract evaluation of every form (without it, the reference traced)",
         checks=("abstract_eval",),
         register=register,
+        twin=twin,
     ),
 )

@@ -4,13 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jext import _jax
 from jext.primitives import _ad, _batching
+from jext.primitives._closure import Closure, closed_over_error
 from jext.primitives._core import Core, parse_form
+from jext.primitives._rules import Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import BatchingRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -46,6 +51,21 @@ def register(core: Core, freeze: Callable[[], None]) -> None:
 _FIELDS = ("batching", "batching_kind")
 _CHECKS = ("batching",)
 
+
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    if rules.batching is not None and rules.batching_kind == "custom":
+        made.def_batching(_twin_batching(made.name, rules.batching))
+
+
+def _twin_batching(name: str, rule: Rule) -> Callable[..., Any]:
+    def batching(args: Sequence[Any], dims: Sequence[Any], *, closure: Closure) -> Any:
+        if any(d is not None for d in dims[0]):
+            raise closed_over_error(name, "is batched by this vmap")
+        return rule(tuple(args[1:]), tuple(dims[1:]), params=closure.params)
+
+    return batching
+
+
 KINDS = (
     RuleKind(
         name="batching",
@@ -56,6 +76,7 @@ KINDS = (
         "primitive, and each rule kind applies to the batch (primitives/_batching.py)",
         checks=_CHECKS,
         register=register,
+        twin=twin,
     ),
     RuleKind(
         name="batching_elementwise",

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jext import _jax
 from jext.primitives import _lowering
+from jext.primitives._closure import Closure
 from jext.primitives._core import Core
+from jext.primitives._rules import Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import ImplRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -26,6 +31,17 @@ def register(core: Core, freeze: Callable[[], None]) -> None:
     _jax.set_impl(core.jax, impl)
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    rule = rules.impl
+    if rule is None:
+        return
+
+    def impl(hidden: Any, *leaves: Any, closure: Closure) -> Any:
+        return rule(*leaves, params=closure.params)
+
+    made.def_impl(impl)
+
+
 KINDS = (
     RuleKind(
         name="impl",
@@ -35,5 +51,6 @@ KINDS = (
         composes="JAX's eager implementation (without it, the lowering compiled per signature)",
         checks=("jit",),
         register=register,
+        twin=twin,
     ),
 )

@@ -4,13 +4,22 @@ every derivative rule kind composes into (``_ad.PREFERENCE``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import jax.numpy as jnp
+from jax import tree_util
 
 from jext import _jax
 from jext.primitives import _ad
+from jext.primitives._closure import Closure
 from jext.primitives._core import Core, parse_form
+from jext.primitives._markers import is_zero_tangent
+from jext.primitives._rules import Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import JvpRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -41,6 +50,28 @@ def register(core: Core, freeze: Callable[[], None]) -> None:
     _jax.register_linearizations(core.jax, linearize_jvp, reverse_jvp)
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    if rules.jvp is not None:
+        made.def_jvp(_twin_jvp(rules.jvp, rules.jvp_symbolic_zeros), symbolic_zeros=True)
+
+
+def _twin_jvp(rule: Rule, symbolic_zeros: bool) -> Callable[..., Any]:
+    """The author's JVP rule on the twin's operands (differentiating the hidden values is
+    refused before it runs: see ``_ad.jvp_per_example``)."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, closure: Closure) -> Any:
+        tans = tangents[1:]
+        if not symbolic_zeros:
+            tans = tree_util.tree_map(
+                lambda t: jnp.zeros(t.shape, t.dtype) if is_zero_tangent(t) else t,
+                tans,
+                is_leaf=is_zero_tangent,
+            )
+        return rule(tuple(primals[1:]), tuple(tans), params=closure.params)
+
+    return jvp
+
+
 KINDS = (
     RuleKind(
         name="jvp",
@@ -51,5 +82,6 @@ KINDS = (
         "each mode preferring its own rule kind (_ad.PREFERENCE)",
         checks=("jvp", "higher_order"),
         register=register,
+        twin=twin,
     ),
 )

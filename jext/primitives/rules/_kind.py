@@ -77,6 +77,8 @@ class RuleKind:
       when it is made (``freeze`` freezes the rules: a first bind); None for a kind that
       composes through another's JAX rule, as ``composes`` says;
     - ``at_freeze(core)``: what the kind installs when the rules freeze (lowerings);
+    - ``twin(made, rules)``: declares the kind's rule of ``rules`` on ``made``, the closure
+      twin (``_closure.py``), adapted to its operands (the hidden values first);
     - ``composes``: how the kind enters the primitive's JAX rules, in words;
     - ``checks``: the ``jext check`` checks that hold a rule of this kind to the reference.
     """
@@ -89,3 +91,4 @@ class RuleKind:
     checks: tuple[str, ...] = ()
     register: Callable[[Core, Callable[[], None]], None] | None = None
     at_freeze: Callable[[Core], None] | None = None
+    twin: Callable[[Any, Rules], None] | None = None

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from jext.primitives._closure import Closure
+from jext.primitives._rules import Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import LinearizedRule, LinFwdRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -18,6 +24,24 @@ def declare(d: Declaring, lin: LinFwdRule, linearized: LinearizedRule) -> dict[s
     }
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    if rules.lin is not None and rules.linearized is not None:
+        made.def_linearize(*_twin_linearize(rules.lin, rules.linearized))
+
+
+def _twin_linearize(lin: Rule, linearized: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The author's linearization rules on the twin's operands (differentiating the hidden
+    values is refused before ``lin`` runs: see ``_ad.jvp_per_example``)."""
+
+    def twin_lin(hidden: Any, *operands: Any, closure: Closure) -> Any:
+        return lin(*operands, params=closure.params)
+
+    def twin_linearized(residuals: Any, hidden: Any, *tangents: Any, closure: Closure) -> Any:
+        return linearized(residuals, *tangents, params=closure.params)
+
+    return twin_lin, twin_linearized
+
+
 KINDS = (
     RuleKind(
         name="linearize",
@@ -26,5 +50,6 @@ KINDS = (
         declare=declare,
         composes="the JVP rule runs lin, then linearized on its residuals; first for jax.linearize",
         checks=("jvp", "higher_order"),
+        twin=twin,
     ),
 )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jext._errors import RuleNotImplementedError
-from jext.primitives._rules import NONDIFFERENTIABLE_ATTR
+from jext.primitives._rules import NONDIFFERENTIABLE_ATTR, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -26,6 +29,11 @@ def declare(d: Declaring, *operands: int | str) -> dict[str, Any]:
     return {"jvp": d.rule("jvp", not_differentiable, 2)}
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    if rules.nondifferentiable_in:
+        made.def_nondifferentiable(*(i + 1 for i in rules.nondifferentiable_in))
+
+
 KINDS = (
     RuleKind(
         name="nondifferentiable",
@@ -34,5 +42,6 @@ KINDS = (
         declare=declare,
         composes="the JVP rule raises for a tangent of a named operand, or everywhere",
         checks=("jvp", "transpose", "higher_order"),
+        twin=twin,
     ),
 )

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jext import _jax
 from jext._errors import DefinitionError
 from jext.primitives import _ad
+from jext.primitives._closure import Closure, closed_over_error
 from jext.primitives._core import Core, parse_form
+from jext.primitives._markers import LinearOperand
+from jext.primitives._rules import Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import TransposeRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -42,6 +48,24 @@ def register(core: Core, freeze: Callable[[], None]) -> None:
     _jax.register_transpose(core.jax, transpose)
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    if rules.transpose is not None:
+        shifted = None if rules.linear_in is None else [i + 1 for i in rules.linear_in]
+        made.def_transpose(_twin_transpose(made.name, rules.transpose), linear_in=shifted)
+
+
+def _twin_transpose(name: str, rule: Rule) -> Callable[..., Any]:
+    def transpose(cts: Any, hidden: Sequence[Any], *leaves: Any, closure: Closure) -> Any:
+        if any(isinstance(h, LinearOperand) for h in hidden):
+            raise closed_over_error(name, "is being transposed")
+        result = rule(cts, *leaves, params=closure.params)
+        if not isinstance(result, tuple | list):
+            return result  # the twin's own check reports it with the primitive's name
+        return (None, *result)
+
+    return transpose
+
+
 KINDS = (
     RuleKind(
         name="transpose",
@@ -52,5 +76,6 @@ KINDS = (
         "tangents of its linear operands",
         checks=("transpose", "higher_order"),
         register=register,
+        twin=twin,
     ),
 )

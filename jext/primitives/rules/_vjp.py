@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from jext._errors import DefinitionError
+from jext.primitives._closure import Closure
+from jext.primitives._rules import Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import VjpAccumulatingBwdRule, VjpBwdRule, VjpFwdRule
+
+if TYPE_CHECKING:
+    from jext.primitives._primitive import Primitive
 
 __all__ = ["KINDS"]
 
@@ -33,6 +39,32 @@ def declare(
     }
 
 
+def twin(made: Primitive[..., Any], rules: Rules) -> None:
+    if rules.vjp_fwd is not None and rules.vjp_bwd is not None:
+        made.def_vjp(
+            *_twin_vjp(rules.vjp_fwd, rules.vjp_bwd),
+            symbolic_zeros=rules.vjp_symbolic_zeros,
+            accumulate=rules.vjp_accumulate,
+        )
+
+
+def _twin_vjp(fwd: Rule, bwd: Rule) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The author's VJP rules on the twin's operands; no cotangent for the hidden values
+    (differentiating them is refused before ``fwd`` runs: see ``_ad.jvp_per_example``)."""
+
+    def twin_fwd(hidden: Any, *operands: Any, closure: Closure) -> Any:
+        return fwd(*operands, params=closure.params)
+
+    def twin_bwd(residuals: Any, cts: Any, *accums: Any, closure: Closure) -> Any:
+        # An accumulating bwd gets no accumulator for the hidden values, and returns None.
+        result = bwd(residuals, cts, *accums[1:], params=closure.params)
+        if not isinstance(result, tuple | list):
+            return result  # the twin's own check reports it with the primitive's name
+        return (None, *result)
+
+    return twin_fwd, twin_bwd
+
+
 KINDS = (
     RuleKind(
         name="vjp",
@@ -42,5 +74,6 @@ KINDS = (
         composes="the JVP rule runs fwd and binds jext_vjp_lin, whose transpose is bwd "
         "(primitives/_vjp.py); first in reverse mode",
         checks=("jvp", "higher_order"),
+        twin=twin,
     ),
 )
