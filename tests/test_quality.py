@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 import jext
 from jext.primitives import rules
+from jext.primitives._rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every package in plugins/ too (tests/typing has its own test, test_typing.py).
@@ -291,7 +293,9 @@ def test_the_class_size_check_finds_a_long_class() -> None:
 def test_each_rule_kind_is_one_module_registered_in_the_table() -> None:
     """Adding a rule kind is one module under ``jext/primitives/rules/`` and one table row:
     every such module is in the table, every row comes from one, and each ``def_*`` method
-    of ``Primitive`` declares through its row."""
+    of ``Primitive`` declares through its row.  The rules record keeps the kinds' fields
+    by name and the table it was made with, so it has no field of its own for a kind
+    (``tests/primitives/test_rule_kinds.py`` adds a kind)."""
     folder = ROOT / "jext" / "primitives" / "rules"
     kind_modules = {
         f"jext.primitives.rules.{p.stem}"
@@ -312,3 +316,5 @@ def test_each_rule_kind_is_one_module_registered_in_the_table() -> None:
         if name.startswith("def_") and name not in ("def_examples", "def_check_options")
     }
     assert rule_methods == declarations
+    record = [f.name for f in dataclasses.fields(Rules)]
+    assert record == ["reference_platforms", "kinds", "values"]

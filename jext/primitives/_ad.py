@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -33,22 +33,21 @@ from jext.primitives._core import NEEDS_CONCRETE_VALUES, Core, Form, as_value, u
 from jext.primitives._derivatives import chain_jvp, chain_transpose
 from jext.primitives._links import jvp_tangents
 from jext.primitives._markers import LinearOperand, SymbolicZero, is_zero_tangent
-from jext.primitives._vjp import vjp_jvp
+from jext.primitives._rules import Derivative, Rules
 
-__all__ = ["PREFERENCE", "Mode", "jvp", "jvp_per_example", "transpose"]
+__all__ = [
+    "Mode",
+    "custom_jvp",
+    "declared_derivatives",
+    "jvp",
+    "jvp_per_example",
+    "linearize_jvp",
+    "transpose",
+]
 
 Mode = Literal["jvp", "linearize", "vjp"]
 """What JAX differentiates for: ``jax.jvp`` (and ``jacfwd``), ``jax.linearize``, ``vjp``
 (``grad``, ``jacrev``); the last two only where JAX says (``_jax.linearization_knows_mode``)."""
-
-#: For each mode, the author's rules in the order they are used: a hijax primitive's
-#: ``jvp``, ``lin``/``linearized`` and ``vjp_fwd``/``vjp_bwd``, each for its own mode.
-PREFERENCE: Final[dict[str, tuple[str, ...]]] = {
-    "jvp": ("jvp", "linearize", "vjp"),
-    "linearize": ("linearize", "jvp", "vjp"),
-    "vjp": ("vjp", "linearize", "jvp"),
-}
-
 
 # --- forward mode ---------------------------------------------------------------------
 
@@ -88,7 +87,7 @@ def jvp(
     try:
         results = over_levels(one, levels, masks)(*primals, *(tangents[i] for i in nonzero))
     except jax.errors.UnexpectedTracerError as err:
-        if core.rules.jvp is None and core.rules.vjp_fwd is None and core.rules.lin is None:
+        if not declared_derivatives(core.rules):
             raise
         raise RuleTracerError(
             f"primitive {core.name!r}: its derivative rule uses a value traced by an "
@@ -113,32 +112,19 @@ def jvp_per_example(
     *,
     mode: Mode = "jvp",
 ) -> tuple[list[Any], list[Any]]:
-    """The JVP of one example, from the author's rule for ``mode`` (:data:`PREFERENCE`),
+    """The JVP of one example, from the author's rule for ``mode``: the declared derivative
+    kind ranked first for it (``Derivative.rank``; ``jext.primitives.rules.PREFERENCE``),
     as a hijax ``VJPHiPrimitive`` runs each mode's own rule."""
     rules = core.rules
     if rules.nondifferentiable_in:
         _refuse_tangents_in(core, rules.nondifferentiable_in, tangents, form)
-    declared = {
-        "jvp": rules.jvp is not None,
-        "linearize": rules.lin is not None,
-        "vjp": rules.vjp_fwd is not None,
-    }
-    if (
-        any(declared.values())
-        and core.leading_hidden
-        and closed_over_tangents(tangents, form.in_tree)
-    ):
+    declared = declared_derivatives(rules)
+    if declared and core.leading_hidden and closed_over_tangents(tangents, form.in_tree):
         # An author's derivative rule cannot see the tangent of a value its reference
         # closed over (a closure twin's hidden operand).
         raise closed_over_error(core.name, "is being differentiated")
-    kind = next((k for k in PREFERENCE[mode] if declared[k]), None)
-    if kind == "jvp":
-        return _custom_jvp(core, primals, tangents, form)
-    if kind == "linearize":
-        return _linearize_jvp(core, primals, tangents, form)
-    if kind == "vjp":
-        assert rules.vjp_fwd is not None
-        return vjp_jvp(core, primals, tangents, form, rules.vjp_fwd)
+    if declared:
+        return min(declared, key=lambda d: d.rank[mode]).jvp(core, primals, tangents, form)
     if rules.transpose is not None:
         return _linear_jvp(core, primals, tangents, form)
     if rules.batching_kind == "custom":  # the derivative of the batching rule under vmap
@@ -171,7 +157,7 @@ def jvp_per_example(
     return outs, _jax.eval_jaxpr(halves.linear, *residuals, *given)
 
 
-def _linearize_jvp(
+def linearize_jvp(
     core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
 ) -> tuple[list[Any], list[Any]]:
     """The JVP from ``def_linearize``: ``lin`` once on the primals (results and residuals),
@@ -193,6 +179,15 @@ def _linearize_jvp(
     return outs, [
         _check_tangent(core, i, t, aval)
         for i, (t, aval) in enumerate(zip(flat, out_avals, strict=True))
+    ]
+
+
+def declared_derivatives(rules: Rules) -> list[Derivative]:
+    """The derivative rule kinds (``RuleKind.derivative``) the author declared."""
+    return [
+        k.derivative
+        for k in rules.kinds.values()
+        if k.derivative is not None and k.derivative.declared(rules)
     ]
 
 
@@ -218,7 +213,7 @@ def _refuse_tangents_in(
             )
 
 
-def _custom_jvp(
+def custom_jvp(
     core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
 ) -> tuple[list[Any], list[Any]]:
     rules = core.rules

@@ -194,7 +194,7 @@ class Primitive(Generic[P, R]):
         _check_name(name)
         if not callable(reference):
             raise DefinitionError(f"primitive {name!r}: the reference must be callable")
-        self._core = core = Core(name, reference, Rules(reference_platforms=reference_platforms))
+        self._core = core = Core(name, reference, _new_rules(reference_platforms))
         self._calls: LruCache[Any, PreparedCall] = LruCache()
         self._examples: Callable[[], Iterable[Example]] | None = None
         self._check_options = CheckOptions()
@@ -692,6 +692,11 @@ def _freeze(prim: Primitive[..., Any]) -> None:
         for kind in KINDS.values():
             if kind.at_freeze is not None:
                 kind.at_freeze(core)
+
+
+def _new_rules(reference_platforms: frozenset[str | None]) -> Rules:
+    """A primitive's rules record before any declaration: it carries the rule-kind table."""
+    return Rules(reference_platforms=reference_platforms, kinds=KINDS)
 
 
 def _define(core: Core, kind: str, changes: Mapping[str, Any]) -> None:

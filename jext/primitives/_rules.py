@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol, cast
 
 from jext import _jax
 from jext._errors import DefinitionError
@@ -19,6 +19,8 @@ __all__ = [
     "GPU_PLATFORMS",
     "NONDIFFERENTIABLE_ATTR",
     "BatchingKind",
+    "Derivative",
+    "Kind",
     "LoweringEntry",
     "LoweringInfo",
     "Rule",
@@ -114,33 +116,145 @@ class LoweringInfo:
     ``"elementwise"``, ``"leading_axis"``)."""
 
 
+class Kind(Protocol):
+    """What the rules record reads of a row of the rule-kind table
+    (``jext.primitives.rules.RuleKind``): the record carries the table it was made with."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def source(self) -> Callable[[Rules], str] | None: ...
+
+    @property
+    def derived(self) -> frozenset[str]: ...
+
+    @property
+    def derivative(self) -> Derivative | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Derivative:
+    """A derivative rule kind as the primitive's JVP rule uses it (``_ad.jvp``).
+
+    - ``rank``: its place in each mode's preference (``_ad.Mode``: ``"jvp"``,
+      ``"linearize"``, ``"vjp"``), lowest first; a mode runs the declared kind ranked first;
+    - ``declared(rules)``: whether the author declared it;
+    - ``jvp(core, primals, tangents, form) -> (outs, tangents)``: the JVP of one example
+      from the author's rule.
+    """
+
+    rank: Mapping[str, int]
+    declared: Callable[[Rules], bool]
+    jvp: Callable[..., tuple[list[Any], list[Any]]]
+
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """Every rule of one primitive.  Replaced whole by each ``def_*`` until the first bind."""
+    """Every rule of one primitive.  Replaced whole by each ``def_*`` until the first bind.
+
+    ``values`` holds each rule kind's fields (``RuleKind.fields``) as its declaration set
+    them, by field name; the properties below type those the core reads, with their
+    defaults.  ``kinds`` is the rule-kind table, read by :meth:`sources` and the JVP rule.
+    """
 
     reference_platforms: frozenset[str | None] = _EVERY_PLATFORM
-    abstract_eval: Rule | None = None
-    impl: Rule | None = None
-    jvp: Rule | None = None
-    jvp_symbolic_zeros: bool = False
-    nondifferentiable_in: tuple[int, ...] = ()  # operands without a derivative
-    vjp_fwd: Rule | None = None
-    vjp_bwd: Rule | None = None
-    vjp_symbolic_zeros: bool = False  # fwd gets CustomVJPPrimal, bwd SymbolicZero
-    vjp_accumulate: bool = False  # bwd(res, cts, *accums) calls accum, returns None
-    lin: Rule | None = None  # def_linearize: (out, residuals) from the operands
-    linearized: Rule | None = None  # and the tangent from residuals and tangents
-    transpose: Rule | None = None
-    linear_in: tuple[int, ...] | None = None
-    batching: Rule | None = None
-    batching_kind: BatchingKind = "default"
-    lowerings: Mapping[str | None, LoweringEntry] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
-    sharding: ShardingRule | None = None
+    kinds: Mapping[str, Kind] = field(default_factory=lambda: _EMPTY)
+    values: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     def replace(self, **changes: Any) -> Rules:
-        return dataclasses.replace(self, **changes)
+        """The record with the fields in ``changes`` set: fields of the table's kinds."""
+        unknown = changes.keys() - {f for kind in self.kinds.values() for f in kind.fields}
+        if unknown:
+            raise TypeError(f"no rule kind has the fields {sorted(unknown)}")
+        return dataclasses.replace(self, values=MappingProxyType({**self.values, **changes}))
+
+    def get(self, field: str, default: Any = None) -> Any:
+        """The value of a kind's field, ``default`` where it was not declared."""
+        return self.values.get(field, default)
+
+    # --- typed fields of the rule kinds the core reads ----------------------------------
+
+    @property
+    def abstract_eval(self) -> Rule | None:
+        return cast("Rule | None", self.get("abstract_eval"))
+
+    @property
+    def impl(self) -> Rule | None:
+        return cast("Rule | None", self.get("impl"))
+
+    @property
+    def jvp(self) -> Rule | None:
+        return cast("Rule | None", self.get("jvp"))
+
+    @property
+    def jvp_symbolic_zeros(self) -> bool:
+        return cast(bool, self.get("jvp_symbolic_zeros", False))
+
+    @property
+    def nondifferentiable_in(self) -> tuple[int, ...]:
+        """The operands without a derivative."""
+        return cast("tuple[int, ...]", self.get("nondifferentiable_in", ()))
+
+    @property
+    def vjp_fwd(self) -> Rule | None:
+        return cast("Rule | None", self.get("vjp_fwd"))
+
+    @property
+    def vjp_bwd(self) -> Rule | None:
+        return cast("Rule | None", self.get("vjp_bwd"))
+
+    @property
+    def vjp_symbolic_zeros(self) -> bool:
+        """fwd gets ``CustomVJPPrimal``, bwd ``SymbolicZero``."""
+        return cast(bool, self.get("vjp_symbolic_zeros", False))
+
+    @property
+    def vjp_accumulate(self) -> bool:
+        """bwd(res, cts, *accums) calls accum, returns None."""
+        return cast(bool, self.get("vjp_accumulate", False))
+
+    @property
+    def lin(self) -> Rule | None:
+        """``def_linearize``: (out, residuals) from the operands."""
+        return cast("Rule | None", self.get("lin"))
+
+    @property
+    def linearized(self) -> Rule | None:
+        """``def_linearize``: the tangent from residuals and tangents."""
+        return cast("Rule | None", self.get("linearized"))
+
+    @property
+    def transpose(self) -> Rule | None:
+        return cast("Rule | None", self.get("transpose"))
+
+    @property
+    def linear_in(self) -> tuple[int, ...] | None:
+        return cast("tuple[int, ...] | None", self.get("linear_in"))
+
+    @property
+    def batching(self) -> Rule | None:
+        return cast("Rule | None", self.get("batching"))
+
+    @property
+    def batching_kind(self) -> BatchingKind:
+        return cast(BatchingKind, self.get("batching_kind", "default"))
+
+    @property
+    def lowerings(self) -> Mapping[str | None, LoweringEntry]:
+        return cast("Mapping[str | None, LoweringEntry]", self.get("lowerings", _EMPTY))
+
+    @property
+    def sharding(self) -> ShardingRule | None:
+        return cast("ShardingRule | None", self.get("sharding"))
+
+    # --- derived --------------------------------------------------------------------------
 
     def with_lowering(self, platform: str | None, entry: LoweringEntry) -> Rules:
         return self.replace(lowerings=MappingProxyType({**self.lowerings, platform: entry}))
@@ -169,50 +283,18 @@ class Rules:
         return "loop" if entry.raw else "vmap"
 
     def sources(self) -> dict[str, str]:
-        """For each rule kind, where it comes from: ``default``, ``custom``, ``none``, ..."""
-
-        def source(rule: Rule | None) -> str:
-            return "default" if rule is None else "custom"
-
-        custom = sorted("all" if p is None else p for p in self.lowerings)
-        return {
-            "abstract_eval": source(self.abstract_eval),
-            "impl": source(self.impl),
-            "jvp": self._jvp_source(),
-            "transpose": "none" if self.transpose is None else "custom",
-            "vjp": "none" if self.vjp_fwd is None else "custom",
-            "linearize": "none" if self.lin is None else "custom",
-            "batching": self.batching_kind,
-            "lowering": ("custom:" + ",".join(custom)) if custom else "default",
-            "sharding": self.sharding_source,
-        }
-
-    def _jvp_source(self) -> str:
-        if self.jvp is not None and getattr(self.jvp.fn, NONDIFFERENTIABLE_ATTR, False):
-            return "nondifferentiable"
-        if self.jvp is None and self.lin is not None:
-            return "linearize"
-        if self.jvp is None and self.vjp_fwd is not None:
-            return "reverse only"
-        if self.jvp is None and self.transpose is not None:
-            return "linear"
-        return "default" if self.jvp is None else "custom"
+        """For each rule kind with a ``source`` in the table, where it comes from:
+        ``default``, ``custom``, ``none``, ..."""
+        return {k.name: k.source(self) for k in self.kinds.values() if k.source is not None}
 
     def custom_kinds(self) -> tuple[str, ...]:
         """The rule kinds the author declared, in :meth:`sources` order: a rule derived from
         another declaration (a linear JVP from the transpose, an elementwise or batch
-        sharding rule) or from the reference is not one of them."""
-        derived = {
-            "jvp": {"default", "linear", "reverse only", "linearize"},
-            "transpose": {"none"},
-            "vjp": {"none"},
-            "linearize": {"none"},
-            "sharding": {"elementwise", "batch"},
-        }
+        sharding rule) or from the reference is not one of them (its kind's ``derived``)."""
         return tuple(
-            kind
-            for kind, source in self.sources().items()
-            if source not in derived.get(kind, {"default"})
+            k.name
+            for k in self.kinds.values()
+            if k.source is not None and k.source(self) not in k.derived
         )
 
     @property

@@ -53,5 +53,6 @@ KINDS = (
         checks=("abstract_eval",),
         register=register,
         twin=twin,
+        source=lambda rules: "default" if rules.abstract_eval is None else "custom",
     ),
 )

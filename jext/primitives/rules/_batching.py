@@ -77,6 +77,7 @@ KINDS = (
         checks=_CHECKS,
         register=register,
         twin=twin,
+        source=lambda rules: rules.batching_kind,
     ),
     RuleKind(
         name="batching_elementwise",

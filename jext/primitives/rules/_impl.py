@@ -52,5 +52,6 @@ KINDS = (
         checks=("jit",),
         register=register,
         twin=twin,
+        source=lambda rules: "default" if rules.impl is None else "custom",
     ),
 )

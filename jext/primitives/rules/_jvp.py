@@ -1,5 +1,5 @@
 """``def_jvp``: forward-mode differentiation, as ``custom_jvp``; and the JAX JVP rule that
-every derivative rule kind composes into (``_ad.PREFERENCE``)."""
+every derivative rule kind composes into (each kind's ``Derivative``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from jext.primitives import _ad
 from jext.primitives._closure import Closure
 from jext.primitives._core import Core, parse_form
 from jext.primitives._markers import is_zero_tangent
-from jext.primitives._rules import Rule, Rules
+from jext.primitives._rules import NONDIFFERENTIABLE_ATTR, Derivative, Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import JvpRule
 
@@ -50,6 +50,18 @@ def register(core: Core, freeze: Callable[[], None]) -> None:
     _jax.register_linearizations(core.jax, linearize_jvp, reverse_jvp)
 
 
+def source(rules: Rules) -> str:
+    if rules.jvp is not None and getattr(rules.jvp.fn, NONDIFFERENTIABLE_ATTR, False):
+        return "nondifferentiable"
+    if rules.jvp is None and rules.lin is not None:
+        return "linearize"
+    if rules.jvp is None and rules.vjp_fwd is not None:
+        return "reverse only"
+    if rules.jvp is None and rules.transpose is not None:
+        return "linear"
+    return "default" if rules.jvp is None else "custom"
+
+
 def twin(made: Primitive[..., Any], rules: Rules) -> None:
     if rules.jvp is not None:
         made.def_jvp(_twin_jvp(rules.jvp, rules.jvp_symbolic_zeros), symbolic_zeros=True)
@@ -79,9 +91,16 @@ KINDS = (
         fields=("jvp", "jvp_symbolic_zeros"),
         declare=declare,
         composes="JAX's JVP rule, and its linearizations for jax.linearize and reverse mode, "
-        "each mode preferring its own rule kind (_ad.PREFERENCE)",
+        "each mode preferring its own rule kind (Derivative.rank)",
         checks=("jvp", "higher_order"),
         register=register,
         twin=twin,
+        source=source,
+        derived=frozenset({"default", "linear", "reverse only", "linearize"}),
+        derivative=Derivative(
+            rank={"jvp": 0, "linearize": 1, "vjp": 2},
+            declared=lambda rules: rules.jvp is not None,
+            jvp=_ad.custom_jvp,
+        ),
     ),
 )

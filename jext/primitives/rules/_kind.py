@@ -8,10 +8,10 @@ from typing import Any
 
 from jext._errors import DefinitionError
 from jext.primitives._core import Core
-from jext.primitives._rules import Rule, Rules
+from jext.primitives._rules import Derivative, Rule, Rules
 from jext.primitives._signature import OperandSignature, rule_arity
 
-__all__ = ["Declaring", "RuleKind"]
+__all__ = ["Declaring", "Derivative", "RuleKind"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,13 @@ class RuleKind:
     - ``twin(made, rules)``: declares the kind's rule of ``rules`` on ``made``, the closure
       twin (``_closure.py``), adapted to its operands (the hidden values first);
     - ``composes``: how the kind enters the primitive's JAX rules, in words;
-    - ``checks``: the ``jext check`` checks that hold a rule of this kind to the reference.
+    - ``checks``: the ``jext check`` checks that hold a rule of this kind to the reference;
+    - ``source(rules)``: where the kind's rule comes from (``Primitive.rule_sources()``:
+      ``"default"``, ``"custom"``, ``"none"``, ...); None for a kind listed under another;
+    - ``derived``: the sources that mean the author declared no rule of this kind (not one
+      of ``Rules.custom_kinds()``);
+    - ``derivative``: for a derivative rule kind, its place in each differentiation mode's
+      preference and the JVP it gives (``Derivative``).
     """
 
     name: str
@@ -92,3 +98,6 @@ class RuleKind:
     register: Callable[[Core, Callable[[], None]], None] | None = None
     at_freeze: Callable[[Core], None] | None = None
     twin: Callable[[Any, Rules], None] | None = None
+    source: Callable[[Rules], str] | None = None
+    derived: frozenset[str] = frozenset({"default"})
+    derivative: Derivative | None = None

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jext.primitives import _ad
 from jext.primitives._closure import Closure
-from jext.primitives._rules import Rule, Rules
+from jext.primitives._rules import Derivative, Rule, Rules
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import LinearizedRule, LinFwdRule
 
@@ -51,5 +52,12 @@ KINDS = (
         composes="the JVP rule runs lin, then linearized on its residuals; first for jax.linearize",
         checks=("jvp", "higher_order"),
         twin=twin,
+        source=lambda rules: "none" if rules.lin is None else "custom",
+        derived=frozenset({"none"}),
+        derivative=Derivative(
+            rank={"jvp": 1, "linearize": 0, "vjp": 1},
+            declared=lambda rules: rules.lin is not None,
+            jvp=_ad.linearize_jvp,
+        ),
     ),
 )

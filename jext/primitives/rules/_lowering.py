@@ -101,6 +101,11 @@ def _labelled(fn: Callable[..., Any], like: Callable[..., Any]) -> Callable[...,
     return fn
 
 
+def source(rules: Rules) -> str:
+    custom = sorted("all" if p is None else p for p in rules.lowerings)
+    return ("custom:" + ",".join(custom)) if custom else "default"
+
+
 KINDS = (
     RuleKind(
         name="lowering",
@@ -112,5 +117,6 @@ KINDS = (
         checks=("lowering",),
         at_freeze=_lowering.register_lowerings,
         twin=twin,
+        source=source,
     ),
 )

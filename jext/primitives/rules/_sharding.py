@@ -24,5 +24,7 @@ KINDS = (
         composes="abstract evaluation gives results the rule's shardings; opaque lowerings "
         "are wrapped in custom_partitioning with it (primitives/_sharding.py)",
         checks=("sharding",),
+        source=lambda rules: rules.sharding_source,
+        derived=frozenset({"elementwise", "batch"}),
     ),
 )

@@ -77,5 +77,7 @@ KINDS = (
         checks=("transpose", "higher_order"),
         register=register,
         twin=twin,
+        source=lambda rules: "none" if rules.transpose is None else "custom",
+        derived=frozenset({"none"}),
     ),
 )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jext._errors import DefinitionError
 from jext.primitives._closure import Closure
-from jext.primitives._rules import Rule, Rules
+from jext.primitives._core import Core, Form
+from jext.primitives._rules import Derivative, Rule, Rules
+from jext.primitives._vjp import vjp_jvp
 from jext.primitives.rules._kind import Declaring, RuleKind
 from jext.typing import VjpAccumulatingBwdRule, VjpBwdRule, VjpFwdRule
 
@@ -37,6 +39,14 @@ def declare(
         "vjp_symbolic_zeros": symbolic_zeros,
         "vjp_accumulate": accumulate,
     }
+
+
+def jvp(
+    core: Core, primals: Sequence[Any], tangents: Sequence[Any], form: Form
+) -> tuple[list[Any], list[Any]]:
+    """The JVP from ``fwd``, its tangents from ``bwd`` transposed (``_vjp.vjp_jvp``)."""
+    assert core.rules.vjp_fwd is not None
+    return vjp_jvp(core, primals, tangents, form, core.rules.vjp_fwd)
 
 
 def twin(made: Primitive[..., Any], rules: Rules) -> None:
@@ -75,5 +85,12 @@ KINDS = (
         "(primitives/_vjp.py); first in reverse mode",
         checks=("jvp", "higher_order"),
         twin=twin,
+        source=lambda rules: "none" if rules.vjp_fwd is None else "custom",
+        derived=frozenset({"none"}),
+        derivative=Derivative(
+            rank={"jvp": 2, "linearize": 2, "vjp": 0},
+            declared=lambda rules: rules.vjp_fwd is not None,
+            jvp=jvp,
+        ),
     ),
 )
