@@ -70,7 +70,8 @@ class RuleKind:
 
     - ``name``: the kind, as a frozen primitive's refusal names it (``def_<name>``);
     - ``declaration``: the ``Primitive`` method that declares it;
-    - ``fields``: the fields of the rules record (``Rules``) the declaration sets;
+    - ``fields``: the fields the kind keeps in the rules record (``Rules.values``, by
+      name), which its declaration sets;
     - ``declare(declaring, *args, **kwargs) -> changes``: validates what the author gave
       (raising :class:`jext.DefinitionError`) and returns the new values of ``fields``;
     - ``register(core, freeze)``: installs the JAX rule this kind backs on the primitive
