@@ -1285,45 +1285,39 @@ def check_higher_order(case: _Case) -> float | None:
                 f"the primitive supports neither float32 nor float64 ({_declared(case)})"
             )
         case.notes.append(f"checked in float32: {_declared(case)}")
-        return _higher_order_at(case, i, np.float32, "hvp", "vmap")
+        return _higher_order_at(case, i, np.float32)
     try:
         with _x64():
-            return _higher_order_at(case, i, np.float64, "hvp", "vmap")
+            return _higher_order_at(case, i, np.float64)
     except (TransposeError, CheckFailure):
         raise
     except Exception as err:  # float64 unsupported: float32 with its looser tolerance
         case.notes.append(f"checked in float32: float64 raised {type(err).__name__}")
-        return _higher_order_at(case, i, np.float32, "hvp", "vmap")
+        return _higher_order_at(case, i, np.float32)
 
 
-def _higher_order_at(case: _Case, i: int, dtype: Any, *parts: str) -> float:
-    """The ``parts`` of the higher-order check in ``dtype``: ``"hvp"`` (grad of grad vs
-    finite differences of grad), ``"vmap"`` (vmap of grad vs a loop)."""
+def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
     group = "x64" if np.dtype(dtype) == np.float64 else "float32"
-    worst = 0.0
-    for part in parts:
-        program = _higher_order_program(case, i, dtype, part)
-        name = f"higher_order {part} {np.dtype(dtype).name}"
-        got, want = case.run(group, name, program)
-        if part == "hvp":
-            rtol, atol = case.tol("higher_order", _FD[np.dtype(dtype)][1:])
-            scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
-            what = "grad of grad vs finite differences of grad"
-            pair = (rtol, atol * scale)
-            worst = max(worst, _compare(got, want, what, tol=lambda _, pair=pair: pair))
-        else:
-            what = "vmap of grad vs a loop"
-            worst = max(worst, _compare(got, want, what, tol=case.same("higher_order")))
-    return worst
+    program = _higher_order_program(case, i, dtype)
+    hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
+    rtol, atol = case.tol("higher_order", _FD[np.dtype(dtype)][1:])
+    scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
+    worst = _compare(
+        hvp, fd, "grad of grad vs finite differences of grad", tol=lambda _: (rtol, atol * scale)
+    )
+    return max(
+        worst, _compare(vmapped, looped, "vmap of grad vs a loop", tol=case.same("higher_order"))
+    )
 
 
 def _higher_order_program(
-    case: _Case, i: int, dtype: Any, part: str
+    case: _Case, i: int, dtype: Any
 ) -> tuple[Callable[..., Any], Sequence[Any]]:
-    """Of ``<u, f(x)>`` for a random ``u`` (the results projected on one random direction: a
-    fixed number of evaluations whatever the shapes): ``"hvp"``, the Hessian-vector product
-    and its finite differences; ``"vmap"``, ``vmap`` of ``grad`` over a batch and a loop of
-    ``grad`` (``lax.map``: one copy of ``grad`` to compile, run once per element)."""
+    """The Hessian-vector product, its finite differences, and vmap of grad vs a loop, of
+    ``<u, f(x)>`` for a random ``u`` (the results projected on one random direction: a
+    fixed number of evaluations whatever the shapes).  The batch's first element is ``x``
+    itself, whose ``grad`` the Hessian-vector product computes as its primal output; the
+    loop computes the others (``lax.map``: one copy of ``grad`` to compile)."""
     leaves = [_cast(x, dtype) for x in case.leaves]
     eps = _FD[np.dtype(dtype)][0]
     rng = _rng(case.prim.name, "higher_order")
@@ -1347,26 +1341,19 @@ def _higher_order_program(
         for o in jax.eval_shape(inexact_outs, x, others)
     ]
 
-    def gradient(u: list[Any], others: dict[int, Any]) -> Callable[[Any], Any]:
+    def everything(
+        x: Any, v: Any, stacked: Any, u: list[Any], others: dict[int, Any]
+    ) -> tuple[Any, Any, Any, Any]:
         def scalar(x: Any) -> Any:
             return sum(jnp.sum(o * w) for o, w in zip(inexact_outs(x, others), u, strict=True))
 
-        return jax.grad(scalar)
+        grad = jax.grad(scalar)
+        at_x, hvp = jax.jvp(grad, (x,), (v,))
+        fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+        looped = jnp.concatenate([at_x[None], jax.lax.map(grad, stacked[1:])])
+        return hvp, fd, jax.vmap(grad)(stacked), looped
 
-    if part == "hvp":
-
-        def hvp_and_fd(x: Any, v: Any, u: list[Any], others: dict[int, Any]) -> tuple[Any, Any]:
-            grad = gradient(u, others)
-            _, hvp = jax.jvp(grad, (x,), (v,))
-            return hvp, (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
-
-        return hvp_and_fd, (x, v, u, others)
-
-    def vmap_and_loop(stacked: Any, u: list[Any], others: dict[int, Any]) -> tuple[Any, Any]:
-        grad = gradient(u, others)
-        return jax.vmap(grad)(stacked), jax.lax.map(grad, stacked)
-
-    return vmap_and_loop, (stacked, u, others)
+    return everything, (x, v, stacked, u, others)
 
 
 def _first_real(case: _Case) -> int:
@@ -1407,13 +1394,8 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
             ("jvp", "jvp float64", lambda: _jvp_program(case, np.float64)),
             (
                 "higher_order",
-                "higher_order hvp float64",
-                lambda: _higher_order_program(case, _first_real(case), np.float64, "hvp"),
-            ),
-            (
-                "higher_order",
-                "higher_order vmap float64",
-                lambda: _higher_order_program(case, _first_real(case), np.float64, "vmap"),
+                "higher_order float64",
+                lambda: _higher_order_program(case, _first_real(case), np.float64),
             ),
         ],
     }
@@ -1440,8 +1422,7 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
 _PROGRAM_DTYPE: Final = {
     "jvp float32": np.dtype(np.float32),
     "jvp float64": np.dtype(np.float64),
-    "higher_order hvp float64": np.dtype(np.float64),
-    "higher_order vmap float64": np.dtype(np.float64),
+    "higher_order float64": np.dtype(np.float64),
 }
 
 _RUNNERS: Final[dict[str, Callable[..., float | None]]] = {
