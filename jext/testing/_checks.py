@@ -971,7 +971,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             first = _same_rule_as(case, info)
             if first != platform:
                 case.notes.append(
-                    f"{platform} rule {info.label} is the {first} rule: run once, as that"
+                    f"{platform} rule {info.label} is the {first} rule: run once, as that one"
                 )
         elif info.kind == "raw" and not _has_backend(platform):
             case.notes.append(
