@@ -844,16 +844,13 @@ class _Batches:
             self.configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
         self.versions = [_versions(rng, x, _BATCH) for x in leaves]
         self.inputs = [
-            [
-                vs[0] if a is None else np.stack(vs, axis=a)
-                for vs, a in zip(self.versions, axes, strict=True)
-            ]
+            [_stack_at(vs, a) for vs, a in zip(self.versions, axes, strict=True)]
             for _, axes in self.configs
         ]
         # Nested: an outer batch over an inner batch at random axes.
         self.inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
         self.nested = [
-            np.stack([np.stack(vs[o:] + vs[:o], axis=a) for o in range(_OUTER)], axis=0)
+            np.stack([_stack_at(vs[o:] + vs[:o], a) for o in range(_OUTER)], axis=0)
             for vs, a in zip(self.versions, self.inner, strict=True)
         ]
         self._calls: dict[tuple[int, ...], Any] = {}
@@ -890,6 +887,11 @@ class _Batches:
             return outs, jax.vmap(jax.vmap(call, in_axes=tuple(inner)))(*nested)
 
         return all_vmaps, (self.inputs, self.nested)
+
+
+def _stack_at(versions: list[Any], axis: int | None) -> Any:
+    """``versions`` stacked along ``axis``; with ``None`` (not batched), the first."""
+    return versions[0] if axis is None else np.stack(versions, axis=axis)
 
 
 def _versions(rng: np.random.Generator, x: Any, size: int) -> list[Any]:
