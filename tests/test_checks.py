@@ -17,7 +17,14 @@ import pytest
 import jext
 import jext.testing
 from jext._cli import main as cli_main
-from jext.testing._checks import _Case, _Shared, _Together, check_report, run_check
+from jext.testing._checks import (
+    _Case,
+    _lowering_parts,
+    _Shared,
+    _Together,
+    check_report,
+    run_check,
+)
 from jext.testing._compile import STRUCTURE_COMPILE
 
 X = np.linspace(-1.5, 1.5, 5, dtype=np.float32)
@@ -281,6 +288,44 @@ def test_gpu_rule_right_at_the_examples_only_fails_under_vmap_or_grad() -> None:
     st, message = status(prim, "lowering")
     assert st == "fail" and "cuda rule" in message
     assert "vmap of" in message or "grad of" in message
+
+
+def test_a_rule_several_platforms_share_runs_once_and_a_wrong_one_still_fails() -> None:
+    def double(x: Any) -> Any:
+        return x + x
+
+    # "gpu" is cuda and rocm: with tpu, three platforms lower with one function, which
+    # the lowering check runs here once (as the cuda rule) and reports for each.
+    prim = make("shared_rule", lambda x, /: 2 * x)
+    prim.def_lowering(double, platform="gpu")
+    prim.def_lowering(double, platform="tpu")
+    case = _Case(prim, prim.examples()[0], shared=_Shared(["lowering"]))
+    ran = {name.split()[0] for name in _lowering_parts(case) if name.endswith(" jit")}
+    assert ran == {"cuda"}
+    report = check_report(prim, checks=["lowering"])
+    message = report.results[0].message
+    assert report.ok and "rocm rule" in message and "tpu rule" in message
+    wrong = make("shared_wrong_rule", lambda x, /: 2 * x)
+    wrong.def_lowering(lambda x: 3 * x, platform="gpu")
+    st, message = status(wrong, "lowering")
+    assert st == "fail" and "cuda rule" in message and "vs the reference" in message
+
+
+def test_batching_loops_share_their_eager_calls() -> None:
+    # vmap's debug callbacks fire per element, eager calls once each: 5 vmaps over 3 (one
+    # with nothing batched: 1) and a nested 2 x 3 are 19 elements; the loops add at most
+    # 6 eager calls to the example's own (21 when every configuration drew its own copies).
+    counts: collections.Counter[str] = collections.Counter()
+
+    def fn(x: Any, y: Any, /) -> Any:
+        jax.debug.callback(lambda _: counts.update(["call"]), x)
+        return x * y
+
+    square = np.arange(9.0, dtype=np.float32).reshape(3, 3) / 9
+    prim = make("counted_batching", fn, jext.Example(square, square[0]))
+    assert status(prim, "batching")[0] == "pass"
+    jax.effects_barrier()
+    assert counts["call"] <= 19 + 1 + 6
 
 
 def test_rule_that_cannot_run_here_leaves_the_other_comparisons_whole() -> None:

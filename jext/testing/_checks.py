@@ -788,57 +788,92 @@ def _reverse_vs_forward_program(case: _Case) -> tuple[Callable[..., Any], Sequen
 
 
 def check_batching(case: _Case) -> float | None:
-    """``vmap`` over random in_axes, none batched, negative axes and nested equals a loop."""
+    """``vmap`` over random in_axes, the last axis, none batched and nested equals a loop."""
     case.applies("batching")
     batches = _Batches(case)
     got, got_nested = case.run("float32", "batching", batches.program())
-    configs, inputs, inner, nested = batches.configs, batches.inputs, batches.inner, batches.nested
-    n_leaves = len(case.leaves)
-    case.eager()  # the loops below call the primitive eagerly: its program compiles once
+    tol = case.same("batching")
     worst = 0.0
-    for (label, axes), args, out in zip(configs, inputs, got, strict=True):
-        want = _loop(case.call_flat, args, axes, _BATCH)
-        what = f"vmap ({label}, in_axes={tuple(axes)}) vs a loop"
-        worst = max(worst, _compare(out, want, what, tol=case.same("batching")))
-    want_nested = _loop(
-        lambda *xs: _loop(case.call_flat, list(xs), inner, _BATCH), nested, [0] * n_leaves, 2
-    )
-    return max(
-        worst,
-        _compare(
-            got_nested,
-            want_nested,
-            f"nested vmap (inner in_axes={tuple(inner)}) vs a loop",
-            tol=case.same("batching"),
+    for (label, axes), out in zip(batches.configs, got, strict=True):
+        want = batches.loop([batches.picks(axes, b) for b in range(_BATCH)])
+        worst = max(
+            worst, _compare(out, want, f"vmap ({label}, in_axes={tuple(axes)}) vs a loop", tol=tol)
+        )
+    n_leaves = len(case.leaves)
+    want_nested = jax.tree.map(
+        lambda *ys: np.stack(ys),
+        *(
+            batches.loop([((b + o) % _BATCH,) * n_leaves for b in range(_BATCH)])
+            for o in range(_OUTER)
         ),
     )
+    what = f"nested vmap (inner in_axes={tuple(batches.inner)}) vs a loop"
+    return max(worst, _compare(got_nested, want_nested, what, tol=tol))
+
+
+# The nested vmap of the batching check: an outer batch of _OUTER over an inner of _BATCH.
+_OUTER: Final = 2
 
 
 class _Batches:
-    """The batched inputs of the batching check (the same each time: seeded by the name)."""
+    """The batched inputs of the batching check (the same each time: seeded by the name).
+
+    Each operand has :data:`_BATCH` versions: the example's own, then (if floating-point)
+    perturbed copies.  Every ``vmap`` stacks these same versions, along its own axes, so
+    the loops it is compared with call the primitive on few distinct argument lists: an
+    element's arguments depend only on which operands are batched (all of them, the first
+    only, or the random configuration's), and the nested ``vmap``'s outer elements hold
+    the versions rotated, so at most ``3 * (_BATCH - 1)`` eager calls beyond the example's
+    own serve every configuration.  A call serving several configurations computes the
+    same values for each: sharing it takes nothing from any comparison.
+    """
 
     def __init__(self, case: _Case) -> None:
         self.case = case
         leaves = [np.asarray(x) if not isinstance(x, jax.Array) else x for x in case.leaves]
         rng = _rng(case.prim.name, "batching")
+        # "last axis" batches every operand of rank >= 1 at a non-leading axis, where a
+        # rule that ignores the batch dimension's position goes wrong.
         self.configs: list[tuple[str, list[int | None]]] = [
             ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
-            ("negative axes", [-1 - int(rng.integers(0, np.ndim(x) + 1)) for x in leaves]),
+            ("last axis, negative", [-1] * len(leaves)),
             ("all at axis 0", [0] * len(leaves)),
             ("none batched", [None] * len(leaves)),
         ]
         if len(leaves) > 1:
             self.configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
+        self.versions = [_versions(rng, x, _BATCH) for x in leaves]
         self.inputs = [
-            [_stack(rng, x, a, _BATCH) for x, a in zip(leaves, axes, strict=True)]
+            [_stack_at(vs, a) for vs, a in zip(self.versions, axes, strict=True)]
             for _, axes in self.configs
         ]
-        # Nested: an outer batch of 2 over an inner batch of 3 at random axes.
+        # Nested: an outer batch over an inner batch at random axes.
         self.inner = [_random_axis(rng, x, allow_none=False) for x in leaves]
         self.nested = [
-            _stack(rng, _stack(rng, x, a, _BATCH), 0, 2)
-            for x, a in zip(leaves, self.inner, strict=True)
+            np.stack([_stack_at(vs[o:] + vs[:o], a) for o in range(_OUTER)], axis=0)
+            for vs, a in zip(self.versions, self.inner, strict=True)
         ]
+        self._calls: dict[tuple[int, ...], Any] = {}
+
+    @staticmethod
+    def picks(axes: Sequence[int | None], b: int) -> tuple[int, ...]:
+        """The version of each operand in element ``b`` of a batch over ``axes``."""
+        return tuple(0 if a is None else b for a in axes)
+
+    def loop(self, picks: Sequence[tuple[int, ...]]) -> Any:
+        """The primitive called eagerly on each list of versions, results stacked along
+        axis 0; a list already called is not called again (the example's own, all
+        versions 0, is the eager call every check shares)."""
+        outs = []
+        for pick in picks:
+            if pick not in self._calls:
+                if not any(pick):
+                    self._calls[pick] = self.case.eager()
+                else:
+                    args = [vs[k] for vs, k in zip(self.versions, pick, strict=True)]
+                    self._calls[pick] = self.case.call_flat(*args)
+            outs.append(self._calls[pick])
+        return jax.tree.map(lambda *ys: np.stack([np.asarray(y) for y in ys]), *outs)
 
     def program(self) -> tuple[Callable[..., Any], Sequence[Any]]:
         """Every ``vmap`` of the check, as one function and its arguments."""
@@ -854,6 +889,20 @@ class _Batches:
         return all_vmaps, (self.inputs, self.nested)
 
 
+def _stack_at(versions: list[Any], axis: int | None) -> Any:
+    """``versions`` stacked along ``axis``; with ``None`` (not batched), the first."""
+    return versions[0] if axis is None else np.stack(versions, axis=axis)
+
+
+def _versions(rng: np.random.Generator, x: Any, size: int) -> list[Any]:
+    """``x`` and ``size - 1`` copies of it, perturbed if floating, in NumPy."""
+    x = np.asarray(x)
+    copies = [x]
+    for _ in range(size - 1):
+        copies.append(x + np.asarray(0.1 * _random_like(rng, x), x.dtype) if _is_inexact(x) else x)
+    return copies
+
+
 def _random_axis(rng: np.random.Generator, x: Any, *, allow_none: bool) -> int | None:
     if allow_none and rng.random() < 0.3:
         return None
@@ -863,28 +912,10 @@ def _random_axis(rng: np.random.Generator, x: Any, *, allow_none: bool) -> int |
 
 
 def _stack(rng: np.random.Generator, x: Any, axis: int | None, size: int) -> Any:
-    """``size`` copies of ``x`` (perturbed if floating) stacked along ``axis``, in NumPy."""
+    """``size`` versions of ``x`` (see :func:`_versions`) stacked along ``axis``, in NumPy."""
     if axis is None:
         return x
-    x = np.asarray(x)
-    copies = [x]
-    for _ in range(size - 1):
-        copies.append(x + np.asarray(0.1 * _random_like(rng, x), x.dtype) if _is_inexact(x) else x)
-    return np.stack(copies, axis=axis)
-
-
-def _loop(
-    f: Callable[..., Any], batched: Sequence[Any], axes: Sequence[int | None], size: int
-) -> Any:
-    """``f`` applied example by example (eagerly), results stacked along axis 0."""
-    outs = []
-    for b in range(size):
-        args = [
-            x if a is None else np.take(np.asarray(x), b, axis=a)
-            for x, a in zip(batched, axes, strict=True)
-        ]
-        outs.append(f(*args))
-    return jax.tree.map(lambda *ys: np.stack([np.asarray(y) for y in ys]), *outs)
+    return np.stack(_versions(rng, x, size), axis=axis)
 
 
 def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
@@ -939,6 +970,11 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             )
         if info.kind == "traceable" and platform != here:
             worst = max(worst, _compare_traceable_rule(case, info, results, want))
+            first = _same_rule_as(case, info)
+            if first != platform:
+                case.notes.append(
+                    f"{platform} rule {info.label} is the {first} rule: run once, as that one"
+                )
         elif info.kind == "raw" and not _has_backend(platform):
             case.notes.append(
                 f"{platform} rule {info.label} is raw MLIR and no {platform} device is here: "
@@ -967,14 +1003,40 @@ def _lowering_parts(case: _Case) -> dict[str, tuple[Callable[..., Any], Sequence
             continue
         if platform == here and info.kind != "reference":
             parts[f"{platform} rule"] = (case.call_flat, case.leaves)
-        elif info.kind == "traceable":
+        elif info.kind == "traceable" and _same_rule_as(case, info) == platform:
             # Wherever it can also run natively (a GPU rule on a GPU machine): the native
             # comparison is at the examples only, and a rule wrong away from them (under
-            # vmap, in slope) would pass it.
+            # vmap, in slope) would pass it.  A function that several platforms lower
+            # with runs here once (its parts are named by the first of them).
             parts.update(_traceable_rule_parts(case, info, reference))
     if "cpu" in platforms:
         parts["export"] = (exported.call, case.leaves)
     return parts
+
+
+def _same_rule_as(case: _Case, info: LoweringInfo) -> str:
+    """The first checked platform, other than the default device's, whose traceable rule
+    is ``info``'s function with its batching: run on the default device, the two are one
+    computation, compared once under that platform's name."""
+    here = _default_platform()
+    rules = case.prim.rules
+    mine = rules.lowering_for(info.platform)
+    for platform in case.shared.platforms:
+        other = case.prim.lowering_rule(platform)
+        entry = rules.lowering_for(platform)
+        if (
+            platform != here
+            and other is not None
+            and other.kind == "traceable"
+            and other.batching == info.batching
+            and entry is not None
+            and entry.rule is not None
+            and mine is not None
+            and mine.rule is not None
+            and entry.rule.fn is mine.rule.fn
+        ):
+            return platform
+    return info.platform
 
 
 def _default_platform() -> str | None:
@@ -1131,15 +1193,14 @@ def _traceable_rule_parts(
 ) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """What :func:`_compare_traceable_rule` compares, as parts of one program."""
     rule = _flat_call(case, info.fn)
-    key = info.platform
+    key = info.platform  # the first platform with this rule (see _same_rule_as)
     parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {f"{key} jit": (rule, case.leaves)}
     if info.batching == "vmap" and case.leaves:  # vmap needs an operand to batch
         rng = _rng(case.prim.name, "platform", info.platform)
         stacked = [_stack(rng, x, 0, _BATCH) for x in case.leaves]
 
         def looped(*xs: Any) -> Any:  # the reference applied slice by slice
-            outs = [reference(*(x[b] for x in xs)) for b in range(_BATCH)]
-            return jax.tree.map(lambda *ys: jnp.stack(ys), *outs)
+            return jax.lax.map(lambda ys: reference(*ys), xs)
 
         parts[f"{key} vmap"] = (jax.vmap(rule), stacked)
         parts[f"{key} loop"] = (looped, stacked)
@@ -1154,7 +1215,7 @@ def _traceable_rule_parts(
 def _compare_traceable_rule(
     case: _Case, info: LoweringInfo, results: _Together, want: Any
 ) -> float:
-    key = info.platform
+    key = _same_rule_as(case, info)
     here = (
         "CPU" if jax.default_backend() == "cpu" else f"the default device ({jax.default_backend()})"
     )
@@ -1256,7 +1317,9 @@ def _higher_order_program(
 ) -> tuple[Callable[..., Any], Sequence[Any]]:
     """The Hessian-vector product, its finite differences, and vmap of grad vs a loop, of
     ``<u, f(x)>`` for a random ``u`` (the results projected on one random direction: a
-    fixed number of evaluations whatever the shapes)."""
+    fixed number of evaluations whatever the shapes).  The batch's first element is ``x``
+    itself, whose ``grad`` the Hessian-vector product computes as its primal output; the
+    loop computes the others (``lax.map``: one copy of ``grad`` to compile)."""
     leaves = [_cast(x, dtype) for x in case.leaves]
     eps = _FD[np.dtype(dtype)][0]
     rng = _rng(case.prim.name, "higher_order")
@@ -1287,9 +1350,9 @@ def _higher_order_program(
             return sum(jnp.sum(o * w) for o, w in zip(inexact_outs(x, others), u, strict=True))
 
         grad = jax.grad(scalar)
-        _, hvp = jax.jvp(grad, (x,), (v,))
+        at_x, hvp = jax.jvp(grad, (x,), (v,))
         fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
-        looped = jnp.stack([grad(stacked[b]) for b in range(_BATCH)])
+        looped = jnp.concatenate([at_x[None], jax.lax.map(grad, stacked[1:])])
         return hvp, fd, jax.vmap(grad)(stacked), looped
 
     return everything, (x, v, stacked, u, others)
