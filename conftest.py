@@ -16,27 +16,47 @@ os.environ.setdefault("JEXT_NO_CACHE", "1")
 #: turned off in pyproject.toml) left these few-test modules for the end, where one worker
 #: ran them alone while the other waited.  Order only: every test still runs.
 LONG_FIRST = (
-    # Ordered by serial --durations on a loaded machine (poly_real ~97 CPU s at -n 0 with
-    # its compiled programs shared, bessel_jy ~14).
-    "plugins/jext-scipy-special/tests/test_special_batch.py",
-    "plugins/jext-scipy-special/tests/test_special_poly_real.py",
-    "tests/rng_impls/test_jax_suite.py",
-    "plugins/jext-scipy-special/tests/test_special_beta_family.py",
-    "tests/test_properties.py",
-    "plugins/jext-scipy-special/tests/test_special_transforms.py",
-    "plugins/jext-scipy-special/tests/test_special_scipy_data.py",
-    "plugins/jext-scipy-special/tests/test_special_struve.py",
-    "plugins/jext-scipy-special/tests/test_special_discrete.py",
-    "plugins/jext-scipy-special/tests/test_special_bessel_hankel_region.py",
-    "plugins/jext-scipy-special/tests/test_special_bessel_jy.py",
+    # Ordered by CPU seconds (user + sys, children included) of each module in one serial
+    # run of the suite (-n 0, jax 0.10.2, on a loaded 2-core machine), longest first:
+    # with --dist loadfile a worker that takes a long module last finishes alone.
+    "plugins/jext-scipy-special/tests/test_special_beta_family.py",  # ~120
+    "tests/rng_impls/test_strategies.py",  # ~100
+    "plugins/jext-scipy-special/tests/test_special_batch.py",  # ~80
+    "tests/rng_impls/test_jax_suite.py",  # ~80 (a subprocess on 4 CPU devices)
+    "plugins/jext-scipy-special/tests/test_special_poly_real.py",  # ~75
+    "tests/test_compositions.py",  # ~65
+    "tests/test_bench.py",  # ~65, in subprocesses two at a time
+    "plugins/jext-scipy-special/tests/test_special_subnormals.py",  # ~45
+    "plugins/jext-scipy-special/tests/test_special_discrete.py",  # ~35
+    "plugins/jext-scipy-special/tests/test_special_transforms.py",  # ~35
+    "plugins/jext-example-native/tests/test_layer_norm.py",  # ~35
+    "tests/test_registry.py",  # ~30, mostly subprocesses
+    "tests/test_effect_counts.py",  # ~30
+    "plugins/jext-scipy-special/tests/test_special_families.py",  # ~30
+    "tests/test_jax_custom_api.py",  # ~30, one subprocess
+    "plugins/jext-scipy-special/tests/test_special_grads.py",  # ~30
+    "plugins/jext-example-native/tests/test_native.py",  # ~25
+    "plugins/jext-scipy-special/tests/test_special_bessel_hankel_region.py",  # ~25
+    "tests/test_properties.py",  # ~25
+    "tests/test_transformations.py",  # ~20
     # Few tests, each a subprocess (mypy, pip installs), slower on a cold CI machine.
     "tests/test_quality.py",
     "tests/test_typing.py",
-    "tests/test_downstream.py",
     "tests/test_plugin_guide.py",
     "tests/test_scaffold.py",
-    "tests/test_bench.py",
-    "tests/test_sharding.py",
+    "tests/test_downstream.py",
+    "plugins/jext-scipy-special/tests/test_special_struve.py",  # ~20
+    "tests/rng_impls/test_known_answers.py",  # ~20
+    "tests/test_jax_twins.py",  # ~15
+    "tests/test_hijax_twins.py",  # ~15
+    "tests/rng_impls/test_conventions.py",  # ~15
+    "plugins/jext-scipy-special/tests/test_special_ks_voigt.py",  # ~15
+    "plugins/jext-scipy-special/tests/test_special_edges.py",  # ~15
+    "plugins/jext-scipy-special/tests/test_special_scipy_data.py",  # ~10
+    "tests/test_core_regressions.py",  # ~10
+    "plugins/jext-scipy-special/tests/test_special_bessel_jy.py",  # ~10
+    "tests/test_checks.py",  # ~10
+    "tests/test_sharding.py",  # ~5, a subprocess on 4 CPU devices
     "tests/test_multiprocess.py",
 )
 

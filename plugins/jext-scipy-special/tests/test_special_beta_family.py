@@ -55,6 +55,25 @@ _BY_NAME = {w.name: w for w in WRAPPERS}
 # which CI runs beside this suite (as test_special_families and test_special_batch do).
 CASES = [(w.name, "float64") for w in WRAPPERS]
 
+#: Points of every float64 call of the tests below but the ``jit``/``vmap``/broadcasting
+#: and derivative ones (the most: 5,184, in the ``scipy.stats`` grid).  Compiling a kernel
+#: is most of this module's time, and the public function compiles once per input shape:
+#: padded to one size, each function compiles once for the module, not once per table.
+SIZE = 6144
+
+
+def _call64(fn: Callable[..., Any], *cols: Any) -> np.ndarray:
+    """``fn(*cols)`` in float64, as users call it, on ``cols`` broadcast, flattened and
+    padded with their last point to :data:`SIZE` points (the answer in ``cols``' shape;
+    an element's value does not depend on its batch, which the tests above check)."""
+    arrays = np.broadcast_arrays(*(np.asarray(c, np.float64) for c in cols))
+    flat = [np.ravel(a) for a in arrays]
+    k = flat[0].size
+    assert 0 < k <= SIZE, (k, SIZE)
+    padded = [np.concatenate([c, np.full(SIZE - k, c[-1])]) for c in flat]
+    with x64(True):
+        return np.asarray(fn(*padded))[:k].reshape(arrays[0].shape)
+
 
 @pytest.mark.parametrize(("name", "dtype"), CASES)
 def test_values_and_edges_match_scipy(name: str, dtype: str) -> None:
@@ -88,8 +107,7 @@ def test_betaincc_against_the_complement_column_of_scipys_tables(dataset: str) -
     data_dir = importlib.resources.files("scipy.special.tests.data")
     with np.load(str(data_dir.joinpath("boost.npz"))) as npz:
         data = np.asarray(npz[dataset], np.float64)
-    with x64(True):
-        got = np.asarray(betaincc(data[:, 0], data[:, 1], data[:, 2]))
+    got = _call64(betaincc, data[:, 0], data[:, 1], data[:, 2])
     np.testing.assert_allclose(got, data[:, 6], rtol=_TABLES[dataset], atol=1e-300)
 
 
@@ -99,8 +117,7 @@ def test_betaincinv_keeps_relative_accuracy_in_both_tails() -> None:
     y = np.array([1e-300, 1e-20, 1e-8, 1.0 - 2.0**-40])
     import scipy.special as sc  # type: ignore[import-untyped]
 
-    with x64(True):
-        got = np.asarray(betaincinv(a, b, y))
+    got = _call64(betaincinv, a, b, y)
     np.testing.assert_allclose(got, sc.betaincinv(a, b, y), rtol=1e-12)
 
 
@@ -139,8 +156,7 @@ def test_large_parameters_match_mpmath(
     # The rounding of exp's argument (|log| up to ~650, 1.4e-13 relative) and ~1e-13 of
     # the continued fraction's thousands of steps in the centre bound what is reachable.
     cols = np.asarray(table, np.float64).T
-    with x64(True):
-        got = np.asarray(fn(*cols[:3]))
+    got = _call64(fn, *cols[:3])
     np.testing.assert_allclose(got, cols[3], rtol=5e-13, atol=0.0)
 
 
@@ -184,10 +200,9 @@ _LARGE_BETAINC = (
 
 def test_betainc_at_large_parameters_is_within_1e13_of_mpmath() -> None:
     a, b, x, want = np.asarray(_LARGE_BETAINC, np.float64).T
-    with x64(True):
-        got = np.asarray(betainc(a, b, x))
-        cdf = np.asarray(beta_cdf(x, a, b))
-        sf = np.asarray(beta_sf(x, a, b))
+    got = _call64(betainc, a, b, x)
+    cdf = _call64(beta_cdf, x, a, b)
+    sf = _call64(beta_sf, x, a, b)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=0.0)
     np.testing.assert_array_equal(cdf, got)  # the stats method is the same kernel
     np.testing.assert_allclose(sf, 1.0 - want, rtol=1e-13, atol=0.0)
@@ -286,8 +301,7 @@ def test_edges_and_support_match_scipy() -> None:
     # Not x = 1 - 1e-12: at a = b = 1/2 SciPy is 4e-11 off there.
     xs = (-inf, -0.5, 0.0, 1e-300, 0.3, 0.999, 1.0, 1.5, inf, nan)
     a, b, x = np.array(list(itertools.product(shapes, shapes, xs))).T
-    with x64(True):
-        got = np.asarray(betainc(a, b, x))
+    got = _call64(betainc, a, b, x)
     with np.errstate(all="ignore"):
         want = sc.betainc(a, b, x)
     # A tiny a (1e-20: I ~ 1 - 1e-20) is lost in (a + 1) - 1 of the fraction's first term,
@@ -304,8 +318,7 @@ def test_edges_and_support_match_scipy() -> None:
     )
     args = np.array(list(grid)).T
     for method in ("cdf", "sf", "logcdf", "logsf"):
-        with x64(True):
-            got = np.asarray(getattr(_beta_family, f"beta_{method}")(*args))
+        got = _call64(getattr(_beta_family, f"beta_{method}"), *args)
         with np.errstate(all="ignore"):
             want = getattr(st.beta, method)(*args)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0, equal_nan=True, err_msg=method)
@@ -329,9 +342,8 @@ def test_logcdf_and_logsf_keep_relative_accuracy_in_both_tails() -> None:
         # log1p of the other tail where it is the smaller (1 - 1e-198 is 1 at 40 digits).
         want_cdf = np.array([float(mp.log(lo) if lo < hi else mp.log1p(-hi)) for lo, hi in tails])
         want_sf = np.array([float(mp.log(hi) if hi < lo else mp.log1p(-lo)) for lo, hi in tails])
-    with x64(True):
-        got_cdf = np.asarray(beta_logcdf(x, a, b))
-        got_sf = np.asarray(beta_logsf(x, a, b))
+    got_cdf = _call64(beta_logcdf, x, a, b)
+    got_sf = _call64(beta_logsf, x, a, b)
     np.testing.assert_allclose(got_cdf, want_cdf, rtol=1e-13)
     np.testing.assert_allclose(got_sf, want_sf, rtol=1e-13)
     with x64(False):  # float32: the prefactor's log, not log of an underflowed cdf
@@ -366,11 +378,10 @@ def test_a_tiny_shape_keeps_the_small_side_to_relative_accuracy() -> None:
     # s = 1e-20; it is a series in s.  2e-13: the rounding of exp's argument (|log| up to
     # ~690) on the other side, the prefactor's (as in the large-parameter tables).
     a, b, x, p, q = _tiny_shape_grid((1e-300, 1e-100, 1e-20, 1e-10, 1e-8))
-    with x64(True):
-        got_p = np.asarray(betainc(a, b, x))
-        got_q = np.asarray(betaincc(a, b, x))
-        log_p = np.asarray(beta_logcdf(x, a, b))
-        log_q = np.asarray(beta_logsf(x, a, b))
+    got_p = _call64(betainc, a, b, x)
+    got_q = _call64(betaincc, a, b, x)
+    log_p = _call64(beta_logcdf, x, a, b)
+    log_q = _call64(beta_logsf, x, a, b)
     np.testing.assert_allclose(got_p, p, rtol=2e-13, atol=0.0)
     np.testing.assert_allclose(got_q, q, rtol=2e-13, atol=0.0)
     # log of the side near 1 is ~-s: log1p(-other side), relative as well.
@@ -387,9 +398,8 @@ def test_a_small_shape_loses_at_most_eps_over_it() -> None:
     # SciPy: full accuracy there.  Documented in docs/scipy-special-families.md.
     for s, rtol in ((1e-7, 3e-12), (1e-6, 1e-9), (1e-5, 1e-9), (1e-3, 2e-12)):
         a, b, x, p, q = _tiny_shape_grid((s,))
-        with x64(True):
-            got_p = np.asarray(betainc(a, b, x))
-            got_q = np.asarray(betaincc(a, b, x))
+        got_p = _call64(betainc, a, b, x)
+        got_q = _call64(betaincc, a, b, x)
         np.testing.assert_allclose(got_p, p, rtol=rtol, atol=0.0)
         np.testing.assert_allclose(got_q, q, rtol=rtol, atol=0.0)
 
@@ -459,9 +469,8 @@ def test_inverses_find_the_root_at_tiny_shapes_underflowing_densities_and_halley
     a, b, x, p, q = _tiny_shape_grid((1e-300, 1e-100, 1e-20, 1e-10, 1e-8))
     lower = p < q
     ta, tb, ty, tup = (np.asarray(v) for v in zip(*_INVERSE_TRAPS, strict=True))
-    with x64(True):
-        got_p = np.asarray(betaincinv(np.r_[a, ta], np.r_[b, tb], np.r_[p, ty]))
-        got_q = np.asarray(betainccinv(np.r_[a, ta], np.r_[b, tb], np.r_[q, ty]))
+    got_p = _call64(betaincinv, np.r_[a, ta], np.r_[b, tb], np.r_[p, ty])
+    got_q = _call64(betainccinv, np.r_[a, ta], np.r_[b, tb], np.r_[q, ty])
     n = len(a)
     got = np.where(lower, got_p[:n], got_q[:n])
     small = np.where(x < 0.5, x, 1.0 - x)
@@ -491,9 +500,8 @@ def test_stdtrit_far_in_the_tail_of_a_small_df_where_the_beta_root_underflows() 
         (1.0, 0.5, 0.0),
     ]
     df, p, want = (np.array(col) for col in zip(*points, strict=True))
-    with x64(True):
-        got = np.asarray(stdtrit(df, p))
-        upper = np.asarray(stdtrit(df[:3], 1.0 - p[:3]))  # 1 - p rounds to 1: +inf
+    got = _call64(stdtrit, df, p)
+    upper = _call64(stdtrit, df[:3], 1.0 - p[:3])  # 1 - p rounds to 1: +inf
     assert np.array_equal(np.isinf(got), np.isinf(want)) and got[4] == -np.inf
     finite = np.isfinite(want) & (want != 0.0)
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-13)
