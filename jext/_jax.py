@@ -756,7 +756,9 @@ def drop_unused_effects(closed: ClosedJaxpr) -> ClosedJaxpr:
         return closed
     kept.reverse()
     effects = _core.join_effects(*(eqn.effects for eqn in kept))
-    return ClosedJaxpr(jaxpr.replace(eqns=kept, effects=effects), closed.consts)
+    # Jaxpr.replace is typed on JAX 0.10 and untyped on 0.12.
+    pruned = jaxpr.replace(eqns=kept, effects=effects)  # type: ignore[no-untyped-call, unused-ignore]
+    return ClosedJaxpr(pruned, closed.consts)
 
 
 def split_linearized(

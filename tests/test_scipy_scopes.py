@@ -193,4 +193,11 @@ def test_jext_list_json_shows_wrapper_and_rng_metadata() -> None:
         r"^  special: \d+ of \d+ \(\d+ from jax\.scipy, \d+ from plugins\)$", text.getvalue(), re.M
     )
     assert re.search(r"^  jext-rng .*loaded \(core\)\s+jext\s*$", text.getvalue(), re.M)
-    assert re.search(r"^  native_softplus\s+cuda\s+example-native", text.getvalue(), re.M)
+    assert re.search(r"^  native_rms_norm\s+cpu\s+example-native\s+yes", text.getvalue(), re.M)
+    # The cuda handler library is built only where the plugin's install found nvcc; its
+    # target is registered (and listed) exactly when the library is there.
+    from jext_example_native import cuda_library
+
+    cuda_row = re.search(r"^  native_softplus\s+cuda\s+example-native", text.getvalue(), re.M)
+    assert (cuda_row is not None) == (cuda_library() is not None)
+    assert (("native_softplus", "cuda") in targets) == (cuda_row is not None)

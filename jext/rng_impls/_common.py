@@ -829,9 +829,14 @@ def _bits_primitive(rng: CounterRng) -> Primitive[..., Array]:
             fn = functools.partial(
                 rng.form(form, interpret=platform != "cuda"), bit_width=bit_width, shape=shape
             )
-            return _jax.lower_jaxpr(
-                ctx, _jax.trace_avals(lambda k: [fn(k)], _jax.avals_in(ctx)), key
-            )
+            # The pallas form's Triton kernel needs a GPU to target; exported for cuda from
+            # a machine without one (plain jax.export included), that is the abstract one
+            # of _jax.gpu_lowering_target.
+            target_gpu = form == "pallas" and platform == "cuda"
+            with _jax.gpu_lowering_target((platform,)) if target_gpu else contextlib.nullcontext():
+                return _jax.lower_jaxpr(
+                    ctx, _jax.trace_avals(lambda k: [fn(k)], _jax.avals_in(ctx)), key
+                )
 
         rule.__qualname__ = f"{rng.name}_bits_{platform}"
         return rule
