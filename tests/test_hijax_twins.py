@@ -114,10 +114,12 @@ def vjp_twin(x: Any, y: Any) -> Any:
 vjp_twin.defvjp(_fwd(lambda x, y: x * jnp.sin(y)), _bwd)
 
 
-def _hijax_twin() -> Any:
+def _x_sin_y_hi() -> type:
+    """A hijax primitive computing ``x * sin(y)`` for same-typed operands, its rules left to
+    subclasses (a class made on demand: hijax is not in every JAX)."""
     assert VJPHiPrimitive is not None
 
-    class Both(VJPHiPrimitive):  # type: ignore[misc, valid-type]
+    class XSinY(VJPHiPrimitive):  # type: ignore[misc, valid-type]
         def __init__(self, x_aval: Any, y_aval: Any) -> None:
             self.in_avals = (x_aval, y_aval)
             self.out_aval = x_aval
@@ -127,6 +129,13 @@ def _hijax_twin() -> Any:
         def expand(self, x: Any, y: Any) -> Any:
             return x * jnp.sin(y)
 
+    return XSinY
+
+
+def _hijax_twin() -> Any:
+    assert VJPHiPrimitive is not None
+
+    class Both(_x_sin_y_hi()):  # type: ignore[misc]
         def jvp(self, primals: Any, tangents: Any) -> Any:
             tangents = tuple(
                 jax.numpy.zeros_like(p) if _jax.is_symbolic_zero(t) else t
@@ -621,16 +630,7 @@ def test_an_operand_needing_no_cotangent_gets_a_null_accumulator() -> None:
 def test_an_accumulating_bwd_is_a_hijax_vjp_bwd() -> None:
     assert VJPHiPrimitive is not None
 
-    class Acc(VJPHiPrimitive):  # type: ignore[misc, valid-type]
-        def __init__(self, x_aval: Any, y_aval: Any) -> None:
-            self.in_avals = (x_aval, y_aval)
-            self.out_aval = x_aval
-            self.params = {}
-            super().__init__()
-
-        def expand(self, x: Any, y: Any) -> Any:
-            return x * jnp.sin(y)
-
+    class Acc(_x_sin_y_hi()):  # type: ignore[misc]
         def vjp_fwd(self, *args: Any) -> Any:
             # jax 0.9 and newer pass which operands are differentiated first; 0.8 does not.
             x, y = args[-2:]
