@@ -10,6 +10,7 @@ make one pass over the output (nothing larger than JAX's own threefry2x32 module
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -64,41 +65,79 @@ def key_data(rng: CounterRng, batch: tuple[int, ...], seed: int = 5) -> jax.Arra
 
 
 def draw(fn: Rule, keys: jax.Array, bit_width: int, shape: tuple[int, ...]) -> np.ndarray:
-    return draw_all(fn, keys, bit_width, [shape])[0]
+    (out,) = draw_many([(fn, bit_width, shape)], keys)
+    return out
 
 
-def draw_all(
-    fn: Rule, keys: jax.Array, bit_width: int, shapes: list[tuple[int, ...]]
+def draw_many(
+    requests: list[tuple[Rule, int, tuple[int, ...]]], keys: jax.Array
 ) -> list[np.ndarray]:
-    """``fn``'s bits for each shape, from one compiled function (compiled fast: integer
-    streams do not depend on XLA's optimizations)."""
-    with jax.enable_x64(bit_width == 64):
-        outs = run_fast(lambda k: [fn(k, bit_width=bit_width, shape=s) for s in shapes], keys)
+    """The bits of each ``(fn, bit_width, shape)`` request on ``keys``, from one compiled
+    function (compiled fast: integer streams do not depend on XLA's optimizations).  A
+    64-bit request needs x64: every request of one call runs with x64 on if one has 64."""
+    with jax.enable_x64(any(width == 64 for _, width, _ in requests)):
+        outs = run_fast(
+            lambda k: [fn(k, bit_width=width, shape=s) for fn, width, s in requests], keys
+        )
         return [np.asarray(out) for out in outs]
 
 
-def assert_same_bits(
-    a: Rule, others: list[Rule], keys: jax.Array, widths: tuple[int, ...] = (8, 16, 32, 64)
-) -> None:
-    """``a`` and each of ``others`` give identical bits for every shape and width on ``keys``."""
+Case = tuple[int, tuple[int, ...]]  # (bit_width, shape)
+EVERY_CASE: list[Case] = [(width, shape) for width in (8, 16, 32, 64) for shape in SHAPES]
+
+
+def assert_same_bits(a: Rule, others: list[tuple[Rule, list[Case]]], keys: jax.Array) -> None:
+    """Each rule of ``others`` gives the bits ``a`` gives on ``keys`` for each of its
+    ``(bit_width, shape)`` cases.
+
+    One compiled function per x64 mode holds every rule: 8, 16 and 32 bits without x64 (as
+    a user draws them), 64 bits with it."""
     batch = keys.shape[:-1]
-    for width in widths:
-        want = draw_all(a, keys, width, SHAPES)
-        for b in others:
-            got = draw_all(b, keys, width, SHAPES)
-            for shape, g, w in zip(SHAPES, got, want, strict=True):
+    for x64 in (False, True):
+        mine = [[c for c in cases if (c[0] == 64) == x64] for _, cases in others]
+        union = sorted({c for cases in mine for c in cases})
+        if not union:
+            continue
+        requests = [(a, *c) for c in union]
+        requests += [(b, *c) for (b, _), cases in zip(others, mine, strict=True) for c in cases]
+        outs = draw_many(requests, keys)
+        want = dict(zip(union, outs, strict=False))
+        got = iter(outs[len(union) :])
+        for (b, _), cases in zip(others, mine, strict=True):
+            for (width, shape), g in zip(cases, got, strict=False):
+                w = want[width, shape]
                 assert g.dtype == w.dtype == np.dtype(f"uint{width}")
                 assert g.shape == w.shape == (*batch, *shape)
                 np.testing.assert_array_equal(g, w, err_msg=f"{b} uint{width}{list(shape)}")
 
 
+def words_of(case: Case) -> int:
+    width, shape = case
+    return -(-math.prod(shape) * width // 32)
+
+
+# A form's own part is its word stream: every form reads its words through the same
+# words_to_bits, and the XLA forms share stream_bits, which asks the form for
+# ceil(size * bit_width / 32) words.  So the XLA forms need each word count of EVERY_CASE
+# once (the first case giving it); the cpu rule (jext-rng-native's kernel makes each width
+# itself) takes every case.
+WORD_COUNT_CASES: list[Case] = list({words_of(c): c for c in reversed(EVERY_CASE)}.values())
+# The pallas form computes its word count itself: one case per width, rounded up for 8
+# and 16 bits, in pairs for 64, and no block.  Every non-empty case up to 4096 words is
+# one program per key whose tile is cut to the words asked, so (1,), (3,), (2, 5) and (17,)
+# at 32 bits take the path of (4, 33).  Each pallas_call is traced and compiled through
+# the Pallas interpreter on its own, about a second.
+PALLAS_CASES: list[Case] = [(32, (0,)), (32, (4, 33)), (8, (17,)), (16, (3,)), (64, (2, 5))]
+
+
 @pytest.mark.usefixtures("small_chunks")
 def test_every_form_gives_the_same_bits(rng: CounterRng) -> None:
-    # The unrolled, rolled and pallas forms, the chunked XLA path, and the cpu rule itself:
-    # with jext-rng-native installed, its kernel (test_native.py checks that it is called).
+    # The unrolled, rolled and chunked forms, the cpu rule itself (with jext-rng-native
+    # installed, its kernel: test_native.py checks that it is called) and the pallas form.
     # Key arrays too: every form takes leading batch axes of key data.
-    others = [form(rng, name) for name in ("rolled", "pallas", "chunked")]
-    assert_same_bits(form(rng, "unrolled"), [*others, rng.bits_primitive], key_data(rng, (2, 3)))
+    others = [(form(rng, name), WORD_COUNT_CASES) for name in ("rolled", "chunked")]
+    others += [(rng.bits_primitive, EVERY_CASE), (form(rng, "pallas"), PALLAS_CASES)]
+    assert_same_bits(form(rng, "unrolled"), others, key_data(rng, (2, 3)))
 
 
 def test_rules_lower_the_form_of_their_platform(rng: CounterRng) -> None:
@@ -164,14 +203,20 @@ def test_native_form_stands_down_for_exports_and_a_missing_kernel(
 @pytest.mark.usefixtures("small_chunks")
 def test_batched_keys_give_each_key_its_own_stream(rng: CounterRng) -> None:
     keys = key_data(rng, (3,), seed=8)
-    for fn in (xla_cpu(rng), form(rng, "rolled"), form(rng, "pallas")):
-        # One compiled program per rule: the batch and each key on its own.
-        batched, *each = run_fast(
-            lambda k, fn=fn: [fn(x, bit_width=32, shape=(21,)) for x in (k, k[0], k[1], k[2])],
-            keys,
-        )
+    forms = (xla_cpu(rng), form(rng, "rolled"), form(rng, "pallas"))
+    reference = form(rng, "unrolled")
+    # One compiled program: each form on the batch, and each key on its own through the
+    # reference form (which every form matches on a batch: the test above).
+    *batched, each = run_fast(
+        lambda k: [
+            *(fn(k, bit_width=32, shape=(21,)) for fn in forms),
+            [reference(k[i], bit_width=32, shape=(21,)) for i in range(3)],
+        ],
+        keys,
+    )
+    for fn, out in zip(forms, batched, strict=True):
         for i in range(3):
-            np.testing.assert_array_equal(batched[i], each[i])
+            np.testing.assert_array_equal(out[i], each[i], err_msg=f"{fn} key {i}")
 
 
 def test_public_api_uses_the_same_stream(rng: CounterRng) -> None:
@@ -196,7 +241,8 @@ def test_a_wrong_strategy_is_caught() -> None:
         return rng.stream_bits(key, bit_width, shape, strategy=skips_a_block)
 
     with pytest.raises(AssertionError):
-        assert_same_bits(wrong, [xla_cpu(rng)], key_data(rng, ()), widths=(32,))
+        cases = [(32, shape) for shape in SHAPES]
+        assert_same_bits(wrong, [(xla_cpu(rng), cases)], key_data(rng, ()))
 
 
 # --- the exported GPU module ---------------------------------------------------------------
