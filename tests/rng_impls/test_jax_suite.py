@@ -214,7 +214,7 @@ def skip_where_jax_pickles_no_key(keys: jax.Array) -> None:
 
 
 def test_pickling(name: str) -> None:
-    keys = jax.random.split(make_key(name, 5), 3)
+    keys = jax.random.split(make_key(name, 5), 2)
     skip_where_jax_pickles_no_key(keys)
     for key in (keys[0], keys):
         again = pickle.loads(pickle.dumps(key))
@@ -265,11 +265,11 @@ def test_split_size_shape(name: str, num: Any) -> None:
 
 def test_split_fold_in_symmetry(name: str) -> None:
     key = make_key(name, 72)
-    split = data(jax.random.split(key, 3))
-    for i in range(3):
+    split = data(jax.random.split(key, 2))
+    for i in range(2):
         np.testing.assert_array_equal(data(jax.random.fold_in(key, i)), split[i])
     folded = jax.vmap(lambda _: jax.random.fold_in(key, jax.lax.axis_index("b")), axis_name="b")(
-        jnp.ones(3)
+        jnp.ones(2)
     )
     np.testing.assert_array_equal(data(folded), split)
 
@@ -277,9 +277,14 @@ def test_split_fold_in_symmetry(name: str) -> None:
 def test_vmap_fold_in_shape(name: str) -> None:
     keys = jax.random.split(make_key(name, 73), 2)
     msgs = jnp.arange(3)
-    assert jax.vmap(lambda i: jax.random.fold_in(keys[0], i))(msgs).shape == (3,)
-    assert jax.vmap(lambda k: jax.random.fold_in(k, msgs[0]))(keys).shape == (2,)
-    assert jax.vmap(jax.random.fold_in)(keys, jnp.arange(2)).shape == (2,)
+
+    def shape(fn: Callable[..., jax.Array], *args: jax.Array) -> tuple[int, ...]:
+        # Shapes come from tracing the batching rule; the nested case below runs it.
+        return tuple(jax.eval_shape(jax.vmap(fn), *args).shape)
+
+    assert shape(lambda i: jax.random.fold_in(keys[0], i), msgs) == (3,)
+    assert shape(lambda k: jax.random.fold_in(k, msgs[0]), keys) == (2,)
+    assert shape(jax.random.fold_in, keys, jnp.arange(2)) == (2,)
     nested = jax.random.split(make_key(name, 73), 6).reshape((2, 3))
     m = jnp.arange(6).reshape((2, 3))
     out = jax.vmap(jax.vmap(jax.random.fold_in), in_axes=(0, 1))(nested, m.T)
@@ -289,9 +294,9 @@ def test_vmap_fold_in_shape(name: str) -> None:
 
 def test_vmap_split(name: str) -> None:
     key = make_key(name, 73)
-    mapped = jax.random.split(key, 3)
+    mapped = jax.random.split(key, 2)
     vmapped = jax.vmap(jax.random.split)(mapped)
-    assert vmapped.shape == (3, 2)
+    assert vmapped.shape == (2, 2)
     for k, v in zip(mapped, vmapped, strict=True):
         np.testing.assert_array_equal(data(jax.random.split(k)), data(v))
     unmapped = jax.vmap(lambda _: jax.random.split(key))(jnp.zeros(3))
@@ -310,7 +315,7 @@ def test_fold_in_big(name: str) -> None:
 
 
 def test_key_arrays_under_jit_vmap_scan(name: str) -> None:
-    keys = jax.random.split(make_key(name, 1), 4)
+    keys = jax.random.split(make_key(name, 1), 6)
     np.testing.assert_array_equal(data(jax.jit(lambda k: k)(keys)), data(keys))
     draws = jax.vmap(lambda k: jax.random.bits(k, (3,)))(keys)
     for k, row in zip(keys, draws, strict=True):
