@@ -1,4 +1,4 @@
-"""JAX's typed-key conventions: split/fold_in, distinct keys, jit/vmap/scan, distributions."""
+"""JAX's typed-key conventions: split/fold_in, distinct keys, jit/vmap/scan, seeds."""
 
 from __future__ import annotations
 
@@ -84,39 +84,15 @@ def test_jit_vmap_and_scan_agree_with_eager(name: str) -> None:
     np.testing.assert_array_equal(np.asarray(scanned), np.stack(want))
 
 
-def test_distributions(name: str) -> None:
-    ks = jax.random.split(jax.random.key(11, impl=impl(name)), 3)
-
-    @jax.jit
-    def sample(ks: jax.Array) -> dict[str, jax.Array]:
-        return {
-            "normal": jax.random.normal(ks[0], (1000,)),
-            "bernoulli": jax.random.bernoulli(ks[1], 0.25, (1000,)),
-            "permutation": jax.random.permutation(ks[2], 50),
-        }
-
-    out = {k: np.asarray(v) for k, v in sample(ks).items()}
-    assert abs(out["normal"].mean()) < 0.15 and abs(out["normal"].std() - 1) < 0.1
-    assert abs(out["bernoulli"].mean() - 0.25) < 0.06
-    assert sorted(out["permutation"]) == list(range(50))
-
-
-def test_more_distributions_with_philox4x64() -> None:
-    ks = jax.random.split(jax.random.key(12, impl=PHILOX4X64.jax_impl), 3)
-
-    @jax.jit
-    def sample(ks: jax.Array) -> dict[str, jax.Array]:
-        return {
-            "uniform": jax.random.uniform(ks[0], (1000,), jnp.float16),
-            "randint": jax.random.randint(ks[1], (1000,), 0, 10, jnp.int8),
-            "gamma": jax.random.gamma(ks[2], 2.0, (1000,)),
-        }
-
-    out = {k: np.asarray(v) for k, v in sample(ks).items()}
-    u = out["uniform"].astype(np.float64)
+# Normal, bernoulli, permutation, randint and gamma samples of every shipped generator are
+# held to Kolmogorov-Smirnov and chi-square tests in test_jax_suite.py; float16 is drawn
+# only here.
+def test_float16_uniform_with_philox4x64() -> None:
+    key = jax.random.key(12, impl=PHILOX4X64.jax_impl)
+    u = np.asarray(jax.jit(lambda k: jax.random.uniform(k, (1000,), jnp.float16))(key))
+    assert u.dtype == np.float16
+    u = u.astype(np.float64)
     assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
-    assert set(np.unique(out["randint"])) == set(range(10))
-    assert out["gamma"].min() > 0 and abs(out["gamma"].mean() - 2) < 0.3
 
 
 def test_seeds_follow_the_documented_layout() -> None:
