@@ -101,10 +101,11 @@ def assert_same_bits(a: Rule, others: list[tuple[Rule, list[Case]]], keys: jax.A
         requests = [(a, *c) for c in union]
         requests += [(b, *c) for (b, _), cases in zip(others, mine, strict=True) for c in cases]
         outs = draw_many(requests, keys)
-        want = dict(zip(union, outs, strict=False))
-        got = iter(outs[len(union) :])
+        want = dict(zip(union, outs[: len(union)], strict=True))
+        got = outs[len(union) :]
         for (b, _), cases in zip(others, mine, strict=True):
-            for (width, shape), g in zip(cases, got, strict=False):
+            mine_got, got = got[: len(cases)], got[len(cases) :]
+            for (width, shape), g in zip(cases, mine_got, strict=True):
                 w = want[width, shape]
                 assert g.dtype == w.dtype == np.dtype(f"uint{width}")
                 assert g.shape == w.shape == (*batch, *shape)
