@@ -34,6 +34,7 @@ from jext_scipy_special._functions._beta_family import (
     betaincinv,
     stdtrit,
 )
+from jext_scipy_special._functions._common import CHUNK_SIZE
 from test_special_families import forward_and_reversed
 
 from jext.scipy import ScipyWrapper
@@ -46,7 +47,7 @@ IDS = [w.name for w in WRAPPERS]
 @functools.cache
 def _evaluate(name: str, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """One jitted call per wrapper and dtype, shared by the value and batch tests."""
-    return forward_and_reversed(_BY_NAME[name], dtype)
+    return forward_and_reversed(_BY_NAME[name], dtype, size=SIZE)
 
 
 _BY_NAME = {w.name: w for w in WRAPPERS}
@@ -56,23 +57,30 @@ _BY_NAME = {w.name: w for w in WRAPPERS}
 CASES = [(w.name, "float64") for w in WRAPPERS]
 
 #: Points of every float64 call of the tests below but the ``jit``/``vmap``/broadcasting
-#: and derivative ones (the most: 5,184, in the ``scipy.stats`` grid).  Compiling a kernel
-#: is most of this module's time, and the public function compiles once per input shape:
-#: padded to one size, each function compiles once for the module, not once per table.
-SIZE = 6144
+#: and derivative ones, the value tests' forward and reversed points (the most: 1,740)
+#: included.  Compiling a kernel is most of this module's time, and the public function
+#: compiles once per input shape: padded to one size, each function compiles once for the
+#: module, not once per table.  ``CHUNK_SIZE`` (the most a kernel computes in one piece):
+#: a larger table is computed in several calls of this size, by the program of the value
+#: tests; larger batches (chunked, sorted by cost) giving a small batch's values is
+#: ``test_special_batch``'s subject.
+SIZE = CHUNK_SIZE
 
 
 def _call64(fn: Callable[..., Any], *cols: Any) -> np.ndarray:
     """``fn(*cols)`` in float64, as users call it, on ``cols`` broadcast, flattened and
-    padded with their last point to :data:`SIZE` points (the answer in ``cols``' shape;
-    an element's value does not depend on its batch, which the tests above check)."""
+    padded with their last point to a multiple of :data:`SIZE` points, :data:`SIZE` per
+    call (the answer in ``cols``' shape; an element's value does not depend on its batch,
+    which the tests above check)."""
     arrays = np.broadcast_arrays(*(np.asarray(c, np.float64) for c in cols))
     flat = [np.ravel(a) for a in arrays]
     k = flat[0].size
-    assert 0 < k <= SIZE, (k, SIZE)
-    padded = [np.concatenate([c, np.full(SIZE - k, c[-1])]) for c in flat]
+    assert k > 0
+    total = -(-k // SIZE) * SIZE
+    padded = [np.concatenate([c, np.full(total - k, c[-1])]) for c in flat]
     with x64(True):
-        return np.asarray(fn(*padded))[:k].reshape(arrays[0].shape)
+        pieces = [np.asarray(fn(*(c[i : i + SIZE] for c in padded))) for i in range(0, total, SIZE)]
+    return np.concatenate(pieces)[:k].reshape(arrays[0].shape)
 
 
 @pytest.mark.parametrize(("name", "dtype"), CASES)
