@@ -245,17 +245,25 @@ def test_derivatives_in_x_are_scipys_density() -> None:
     xs = loc + scale * x
     ones = np.ones_like(x)
 
-    def slope(f: Any, at: np.ndarray) -> np.ndarray:
-        # The rule's value, elementwise, by one forward pass over the vector: cheaper to
-        # compile than vmap(grad), which betainc keeps for the user's path.
-        return np.asarray(jax.jvp(f, (at,), (ones,))[1])
+    @jax.jit
+    def slopes(a: Any, b: Any, x: Any, xs: Any) -> tuple[Any, ...]:
+        # The rules' values, elementwise, by one forward pass over the vector, the four
+        # methods in one program (compiled once, without the primal values it does not
+        # return): cheaper to compile than vmap(grad), which betainc keeps for the
+        # user's path.
+        def slope(f: Any, at: Any) -> Any:
+            return jax.jvp(f, (at,), (ones,))[1]
+
+        return (
+            slope(lambda v: beta_cdf(v, a, b, loc, scale), xs),
+            slope(lambda v: beta_sf(v, a, b, loc, scale), xs),
+            slope(lambda v: beta_logcdf(v, a, b), x),
+            slope(lambda v: beta_logsf(v, a, b), x),
+        )
 
     with x64(True):
         d_inc = np.asarray(jax.vmap(jax.grad(betainc, argnums=2))(a, b, x))
-        d_cdf = slope(lambda v: beta_cdf(v, a, b, loc, scale), xs)
-        d_sf = slope(lambda v: beta_sf(v, a, b, loc, scale), xs)
-        d_lcdf = slope(lambda v: beta_logcdf(v, a, b), x)
-        d_lsf = slope(lambda v: beta_logsf(v, a, b), x)
+        d_cdf, d_sf, d_lcdf, d_lsf = (np.asarray(d) for d in slopes(a, b, x, xs))
     pdf = st.beta.pdf(x, a, b)
     np.testing.assert_allclose(d_inc, pdf, rtol=1e-11, atol=1e-300)
     np.testing.assert_allclose(d_cdf, st.beta.pdf(xs, a, b, loc, scale), rtol=1e-11, atol=1e-300)
@@ -282,19 +290,21 @@ def test_shapes_are_not_differentiable() -> None:
 def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
     import jax
 
-    a, b, x = (v[:200] for v in _grid())
+    # SIZE points (the grid's 2000 and its first 48 again): the direct call's program is
+    # the value tests'.
+    a, b, x = (np.resize(v, SIZE) for v in _grid())
     with x64(True):
         direct = np.asarray(betainc(a, b, x))
         jitted = np.asarray(jax.jit(betainc)(a, b, x))
         mapped = np.asarray(jax.vmap(betainc)(a, b, x))
-        # a (2, 1) column against a (200,) row broadcasts to (2, 200), as jax.scipy's does.
+        # a (2, 1) column against a (SIZE,) row broadcasts to (2, SIZE), as jax.scipy's does.
         table = np.asarray(betainc(np.stack([a, a])[:, :1], b[None, :], x[None, :]))
     bits = np.dtype("u8")
     np.testing.assert_array_equal(jitted.view(bits), direct.view(bits))
     np.testing.assert_array_equal(mapped.view(bits), direct.view(bits))
-    assert table.shape == (2, 200)
+    assert table.shape == (2, SIZE)
     with x64(True):
-        row = np.asarray(betainc(np.full(200, a[0]), b, x))
+        row = np.asarray(betainc(np.full(SIZE, a[0]), b, x))
     np.testing.assert_array_equal(table[0].view(bits), row.view(bits))
 
 
