@@ -19,6 +19,7 @@ import importlib.resources
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import numpy as np
 import pytest
 from _special_cases import x64
@@ -78,7 +79,9 @@ def _call64(fn: Callable[..., Any], *cols: Any) -> np.ndarray:
     assert k > 0
     total = -(-k // SIZE) * SIZE
     padded = [np.concatenate([c, np.full(total - k, c[-1])]) for c in flat]
-    with x64(True):
+    # jax.enable_x64, as forward_and_reversed: a compiled program is cached under the
+    # setting in force, and a global jax_enable_x64 is another one than this context's.
+    with jax.enable_x64(True):
         pieces = [np.asarray(fn(*(c[i : i + SIZE] for c in padded))) for i in range(0, total, SIZE)]
     return np.concatenate(pieces)[:k].reshape(arrays[0].shape)
 
@@ -293,7 +296,7 @@ def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
     # SIZE points (the grid's 2000 and its first 48 again): the direct call's program is
     # the value tests'.
     a, b, x = (np.resize(v, SIZE) for v in _grid())
-    with x64(True):
+    with jax.enable_x64(True):
         direct = np.asarray(betainc(a, b, x))
         jitted = np.asarray(jax.jit(betainc)(a, b, x))
         mapped = np.asarray(jax.vmap(betainc)(a, b, x))
@@ -303,7 +306,7 @@ def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
     np.testing.assert_array_equal(jitted.view(bits), direct.view(bits))
     np.testing.assert_array_equal(mapped.view(bits), direct.view(bits))
     assert table.shape == (2, SIZE)
-    with x64(True):
+    with jax.enable_x64(True):
         row = np.asarray(betainc(np.full(SIZE, a[0]), b, x))
     np.testing.assert_array_equal(table[0].view(bits), row.view(bits))
 
