@@ -300,14 +300,17 @@ def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
         direct = np.asarray(betainc(a, b, x))
         jitted = np.asarray(jax.jit(betainc)(a, b, x))
         mapped = np.asarray(jax.vmap(betainc)(a, b, x))
-        # a (2, 1) column against a (SIZE,) row broadcasts to (2, SIZE), as jax.scipy's does.
-        table = np.asarray(betainc(np.stack([a, a])[:, :1], b[None, :], x[None, :]))
+        # a (2, 1) column against a (half,) row broadcasts to (2, half), as jax.scipy's
+        # does: SIZE elements, computed in one piece as the row's (a larger table is
+        # chunked, another program, which may round differently: test_special_batch).
+        half = SIZE // 2
+        table = np.asarray(betainc(np.stack([a, a])[:, :1], b[None, :half], x[None, :half]))
     bits = np.dtype("u8")
     np.testing.assert_array_equal(jitted.view(bits), direct.view(bits))
     np.testing.assert_array_equal(mapped.view(bits), direct.view(bits))
-    assert table.shape == (2, SIZE)
+    assert table.shape == (2, half)
     with jax.enable_x64(True):
-        row = np.asarray(betainc(np.full(SIZE, a[0]), b, x))
+        row = np.asarray(betainc(np.full(SIZE, a[0]), b, x))[:half]
     np.testing.assert_array_equal(table[0].view(bits), row.view(bits))
 
 
