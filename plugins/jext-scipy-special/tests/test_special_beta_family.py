@@ -240,7 +240,6 @@ def test_betainc_float32_matches_scipy() -> None:
 
 
 def test_derivatives_in_x_are_scipys_density() -> None:
-    import jax
     import scipy.stats as st
 
     a, b, x = _grid()
@@ -282,8 +281,6 @@ def test_derivatives_in_x_are_scipys_density() -> None:
 
 
 def test_shapes_are_not_differentiable() -> None:
-    import jax
-
     with x64(True), pytest.raises(NotImplementedError, match=r"betainc .*'a'"):
         jax.grad(betainc, argnums=0)(2.0, 3.0, 0.4)
     with x64(True), pytest.raises(NotImplementedError, match=r"beta\.logcdf .*'b'"):
@@ -291,8 +288,6 @@ def test_shapes_are_not_differentiable() -> None:
 
 
 def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
-    import jax
-
     # SIZE points (the grid's 2000 and its first 48 again): the direct call's program is
     # the value tests'.
     a, b, x = (np.resize(v, SIZE) for v in _grid())
