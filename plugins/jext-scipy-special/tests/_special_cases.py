@@ -271,9 +271,6 @@ CASE_BY_NAME = {c.name: c for c in CASES}
 # The public functions are jit-compiled entry points themselves (one cached
 # executable per input signature), so calling them is the "jit" path.
 JITTED: dict[str, Any] = {c.name: c.fn for c in CASES}
-GRAD: dict[str, Any] = {
-    c.name: jax.jit(jax.vmap(jax.grad(c.fn, argnums=c.diff_arg))) for c in CASES
-}
 
 
 def sample(case: Case, dt: type, n: int, seed: int = 0) -> Arrays:

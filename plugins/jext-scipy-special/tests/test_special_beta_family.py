@@ -19,6 +19,7 @@ import importlib.resources
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import numpy as np
 import pytest
 from _special_cases import x64
@@ -34,6 +35,7 @@ from jext_scipy_special._functions._beta_family import (
     betaincinv,
     stdtrit,
 )
+from jext_scipy_special._functions._common import CHUNK_SIZE
 from test_special_families import forward_and_reversed
 
 from jext.scipy import ScipyWrapper
@@ -46,7 +48,7 @@ IDS = [w.name for w in WRAPPERS]
 @functools.cache
 def _evaluate(name: str, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """One jitted call per wrapper and dtype, shared by the value and batch tests."""
-    return forward_and_reversed(_BY_NAME[name], dtype)
+    return forward_and_reversed(_BY_NAME[name], dtype, size=SIZE)
 
 
 _BY_NAME = {w.name: w for w in WRAPPERS}
@@ -56,23 +58,32 @@ _BY_NAME = {w.name: w for w in WRAPPERS}
 CASES = [(w.name, "float64") for w in WRAPPERS]
 
 #: Points of every float64 call of the tests below but the ``jit``/``vmap``/broadcasting
-#: and derivative ones (the most: 5,184, in the ``scipy.stats`` grid).  Compiling a kernel
-#: is most of this module's time, and the public function compiles once per input shape:
-#: padded to one size, each function compiles once for the module, not once per table.
-SIZE = 6144
+#: and derivative ones, the value tests' forward and reversed points (the most: 1,740)
+#: included.  Compiling a kernel is most of this module's time, and the public function
+#: compiles once per input shape: padded to one size, each function compiles once for the
+#: module, not once per table.  ``CHUNK_SIZE`` (the most a kernel computes in one piece):
+#: a larger table is computed in several calls of this size, by the program of the value
+#: tests; larger batches (chunked, sorted by cost) giving a small batch's values is
+#: ``test_special_batch``'s subject.
+SIZE = CHUNK_SIZE
 
 
 def _call64(fn: Callable[..., Any], *cols: Any) -> np.ndarray:
     """``fn(*cols)`` in float64, as users call it, on ``cols`` broadcast, flattened and
-    padded with their last point to :data:`SIZE` points (the answer in ``cols``' shape;
-    an element's value does not depend on its batch, which the tests above check)."""
+    padded with their last point to a multiple of :data:`SIZE` points, :data:`SIZE` per
+    call (the answer in ``cols``' shape; an element's value does not depend on its batch,
+    which the tests above check)."""
     arrays = np.broadcast_arrays(*(np.asarray(c, np.float64) for c in cols))
     flat = [np.ravel(a) for a in arrays]
     k = flat[0].size
-    assert 0 < k <= SIZE, (k, SIZE)
-    padded = [np.concatenate([c, np.full(SIZE - k, c[-1])]) for c in flat]
-    with x64(True):
-        return np.asarray(fn(*padded))[:k].reshape(arrays[0].shape)
+    assert k > 0
+    total = -(-k // SIZE) * SIZE
+    padded = [np.concatenate([c, np.full(total - k, c[-1])]) for c in flat]
+    # jax.enable_x64, as forward_and_reversed: a compiled program is cached under the
+    # setting in force, and a global jax_enable_x64 is another one than this context's.
+    with jax.enable_x64(True):
+        pieces = [np.asarray(fn(*(c[i : i + SIZE] for c in padded))) for i in range(0, total, SIZE)]
+    return np.concatenate(pieces)[:k].reshape(arrays[0].shape)
 
 
 @pytest.mark.parametrize(("name", "dtype"), CASES)
@@ -229,7 +240,6 @@ def test_betainc_float32_matches_scipy() -> None:
 
 
 def test_derivatives_in_x_are_scipys_density() -> None:
-    import jax
     import scipy.stats as st
 
     a, b, x = _grid()
@@ -237,17 +247,25 @@ def test_derivatives_in_x_are_scipys_density() -> None:
     xs = loc + scale * x
     ones = np.ones_like(x)
 
-    def slope(f: Any, at: np.ndarray) -> np.ndarray:
-        # The rule's value, elementwise, by one forward pass over the vector: cheaper to
-        # compile than vmap(grad), which betainc keeps for the user's path.
-        return np.asarray(jax.jvp(f, (at,), (ones,))[1])
+    @jax.jit
+    def slopes(a: Any, b: Any, x: Any, xs: Any) -> tuple[Any, ...]:
+        # The rules' values, elementwise, by one forward pass over the vector, the four
+        # methods in one program (compiled once, without the primal values it does not
+        # return): cheaper to compile than vmap(grad), which betainc keeps for the
+        # user's path.
+        def slope(f: Any, at: Any) -> Any:
+            return jax.jvp(f, (at,), (ones,))[1]
+
+        return (
+            slope(lambda v: beta_cdf(v, a, b, loc, scale), xs),
+            slope(lambda v: beta_sf(v, a, b, loc, scale), xs),
+            slope(lambda v: beta_logcdf(v, a, b), x),
+            slope(lambda v: beta_logsf(v, a, b), x),
+        )
 
     with x64(True):
         d_inc = np.asarray(jax.vmap(jax.grad(betainc, argnums=2))(a, b, x))
-        d_cdf = slope(lambda v: beta_cdf(v, a, b, loc, scale), xs)
-        d_sf = slope(lambda v: beta_sf(v, a, b, loc, scale), xs)
-        d_lcdf = slope(lambda v: beta_logcdf(v, a, b), x)
-        d_lsf = slope(lambda v: beta_logsf(v, a, b), x)
+        d_cdf, d_sf, d_lcdf, d_lsf = (np.asarray(d) for d in slopes(a, b, x, xs))
     pdf = st.beta.pdf(x, a, b)
     np.testing.assert_allclose(d_inc, pdf, rtol=1e-11, atol=1e-300)
     np.testing.assert_allclose(d_cdf, st.beta.pdf(xs, a, b, loc, scale), rtol=1e-11, atol=1e-300)
@@ -263,8 +281,6 @@ def test_derivatives_in_x_are_scipys_density() -> None:
 
 
 def test_shapes_are_not_differentiable() -> None:
-    import jax
-
     with x64(True), pytest.raises(NotImplementedError, match=r"betainc .*'a'"):
         jax.grad(betainc, argnums=0)(2.0, 3.0, 0.4)
     with x64(True), pytest.raises(NotImplementedError, match=r"beta\.logcdf .*'b'"):
@@ -272,21 +288,24 @@ def test_shapes_are_not_differentiable() -> None:
 
 
 def test_jit_vmap_and_broadcasting_give_the_direct_bits() -> None:
-    import jax
-
-    a, b, x = (v[:200] for v in _grid())
-    with x64(True):
+    # SIZE points (the grid's 2000 and its first 48 again): the direct call's program is
+    # the value tests'.
+    a, b, x = (np.resize(v, SIZE) for v in _grid())
+    with jax.enable_x64(True):
         direct = np.asarray(betainc(a, b, x))
         jitted = np.asarray(jax.jit(betainc)(a, b, x))
         mapped = np.asarray(jax.vmap(betainc)(a, b, x))
-        # a (2, 1) column against a (200,) row broadcasts to (2, 200), as jax.scipy's does.
-        table = np.asarray(betainc(np.stack([a, a])[:, :1], b[None, :], x[None, :]))
+        # a (2, 1) column against a (half,) row broadcasts to (2, half), as jax.scipy's
+        # does: SIZE elements, computed in one piece as the row's (a larger table is
+        # chunked, another program, which may round differently: test_special_batch).
+        half = SIZE // 2
+        table = np.asarray(betainc(np.stack([a, a])[:, :1], b[None, :half], x[None, :half]))
     bits = np.dtype("u8")
     np.testing.assert_array_equal(jitted.view(bits), direct.view(bits))
     np.testing.assert_array_equal(mapped.view(bits), direct.view(bits))
-    assert table.shape == (2, 200)
-    with x64(True):
-        row = np.asarray(betainc(np.full(200, a[0]), b, x))
+    assert table.shape == (2, half)
+    with jax.enable_x64(True):
+        row = np.asarray(betainc(np.full(SIZE, a[0]), b, x))[:half]
     np.testing.assert_array_equal(table[0].view(bits), row.view(bits))
 
 

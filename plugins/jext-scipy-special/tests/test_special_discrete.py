@@ -11,8 +11,10 @@ in the README's main job, which CI runs beside this suite.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from fractions import Fraction
 from math import comb
+from typing import Any
 
 import jax
 import numpy as np
@@ -20,6 +22,7 @@ import pytest
 import scipy.stats as st  # type: ignore[import-untyped]
 from _special_cases import x64
 from jext_scipy_special._functions import _discrete
+from jext_scipy_special._functions._common import CHUNK_SIZE
 from test_special_families import forward_and_reversed
 
 from jext.scipy import ScipyWrapper
@@ -28,10 +31,30 @@ from jext.testing._scipy_checks import _compare
 WRAPPERS: tuple[ScipyWrapper, ...] = _discrete.WRAPPERS
 _BY_NAME = {w.name: w for w in WRAPPERS}
 
+#: Points of every float64 call of the public functions below (the most: 1,744, the value
+#: tests' forward and reversed points): compiling a kernel is most of this module's time,
+#: and a function compiles once per input shape, so each compiles once for the module.
+SIZE = CHUNK_SIZE
+
+
+def _call64(fn: Callable[..., Any], *cols: Any) -> np.ndarray:
+    """``fn(*cols)`` in float64, as users call it, on ``cols`` broadcast, flattened and
+    padded with their last point to :data:`SIZE` points (the answer in ``cols``' shape;
+    an element's value does not depend on its batch, which the value tests check)."""
+    arrays = np.broadcast_arrays(*(np.asarray(c, np.float64) for c in cols))
+    flat = [np.ravel(a) for a in arrays]
+    k = flat[0].size
+    assert 0 < k <= SIZE, (k, SIZE)
+    padded = [np.concatenate([c, np.full(SIZE - k, c[-1])]) for c in flat]
+    # jax.enable_x64, as forward_and_reversed: a compiled program is cached under the
+    # setting in force, and a global jax_enable_x64 is another one than this context's.
+    with jax.enable_x64(True):
+        return np.asarray(fn(*padded))[:k].reshape(arrays[0].shape)
+
 
 @functools.cache
 def _evaluate(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    return forward_and_reversed(_BY_NAME[name], "float64")
+    return forward_and_reversed(_BY_NAME[name], "float64", size=SIZE)
 
 
 @pytest.mark.parametrize("name", list(_BY_NAME))
@@ -56,7 +79,7 @@ def _exact_binomial_cdf(n: int, p: float) -> list[Fraction]:
 @pytest.mark.numerics
 def test_binomial_quantiles_at_the_rounded_cdf_values() -> None:
     """``q`` set to ``cdf(k)`` (``sf(k)``) rounded to the nearest float64 (exact rational
-    arithmetic) at every integer of six supports (one program each): ``ppf`` is ``k``
+    arithmetic) at every integer of six supports: ``ppf`` is ``k``
     there, where rounding decides, and ``isf`` is ``k``.  Where ``cdf(k)`` rounds to 1,
     ``ppf(1)`` is ``n``; where ``sf(k)`` rounds to 1 (the first ``k`` of p = 0.91),
     ``isf(1)`` is -1, SciPy's convention.  No library's rounding is the reference: SciPy's
@@ -67,9 +90,9 @@ def test_binomial_quantiles_at_the_rounded_cdf_values() -> None:
     n, p, k = (np.array([row[i] for row in cdf], np.float64) for i in range(3))
     q = np.array([float(row[3]) for row in cdf])  # float(Fraction) rounds to nearest
     s = np.array([float(1 - row[3]) for row in cdf])
-    with x64(True):
-        got_ppf = np.asarray(jax.jit(_discrete.binom_ppf)(q, n, p))
-        got_isf = np.asarray(jax.jit(_discrete.binom_isf)(s, n, p))
+    # loc = 0 given, as the value tests give it: one program serves both.
+    got_ppf = _call64(_discrete.binom_ppf, q, n, p, 0.0)
+    got_isf = _call64(_discrete.binom_isf, s, n, p, 0.0)
     np.testing.assert_array_equal(got_ppf, np.where(q < 1.0, k, n))
     np.testing.assert_array_equal(got_isf, np.where(s < 1.0, k, -1.0))
 
@@ -80,8 +103,7 @@ def test_poisson_isf_keeps_tiny_upper_tails() -> None:
     import scipy.special as sc  # type: ignore[import-untyped]
 
     q = np.array([1e-20, 1e-100, 1e-300])
-    with x64(True):
-        k = np.asarray(_discrete.poisson_isf(q, 5.0))
+    k = _call64(_discrete.poisson_isf, q, 5.0, 0.0)  # loc = 0 given, as the value tests give it
     assert np.isnan(st.poisson.isf(q, 5.0)).all()
     assert (sc.pdtrc(k, 5.0) <= q).all()
     assert (sc.pdtrc(k - 1.0, 5.0) > q).all()
@@ -93,9 +115,9 @@ def test_cdf_gradient_is_the_closed_form_and_quantiles_move_with_loc_only() -> N
     import scipy.special as sc
 
     k, n, p = 3.0, 10.0, 0.3
-    with x64(True):
-        d = float(jax.grad(_discrete.binom_cdf, argnums=2)(k, n, p))
-        dq, dloc = jax.grad(_discrete.binom_ppf, argnums=(0, 3))(0.4, n, p, 2.0)
+    with x64(True):  # each compiled whole, not op by op
+        d = float(jax.jit(jax.grad(_discrete.binom_cdf, argnums=2))(k, n, p))
+        dq, dloc = jax.jit(jax.grad(_discrete.binom_ppf, argnums=(0, 3)))(0.4, n, p, 2.0)
         with pytest.raises(NotImplementedError, match=r"binom\.cdf.*'n'"):
             jax.grad(_discrete.binom_cdf, argnums=1)(k, n, p)
     want = -(n - k) * sc.binom(n, k) * p**k * (1 - p) ** (n - k - 1)

@@ -49,18 +49,25 @@ def _points(wrapper: ScipyWrapper) -> list[np.ndarray]:
 
 
 def forward_and_reversed(
-    wrapper: ScipyWrapper, dtype: str
+    wrapper: ScipyWrapper, dtype: str, size: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """One jitted call over every point of ``wrapper``'s domains and edges, forward then
     reversed: the forward values, the reversed call's values in forward order, SciPy's
-    answer in ``dtype`` and the points."""
+    answer in ``dtype`` and the points.  With ``size``, the call is the public function's
+    own, on the points padded with their last one to ``size`` (so that a module calling
+    the function at that size elsewhere compiles it once)."""
     with np.errstate(all="ignore"):
         args = [a.astype(dtype).astype(np.float64) for a in _points(wrapper)]
     n = len(args[0])
     with jax.enable_x64(dtype == "float64"), np.errstate(all="ignore"):
         typed = jnp.stack([jnp.asarray(a, dtype) for a in args])
         both = jnp.concatenate([typed, typed[:, ::-1]], axis=1)
-        out = np.asarray(jax.jit(lambda b: wrapper.function(*b))(both))
+        if size is None:
+            out = np.asarray(jax.jit(lambda b: wrapper.function(*b))(both))
+        else:
+            assert 2 * n <= size, (wrapper.name, 2 * n, size)
+            padded = jnp.concatenate([both, jnp.repeat(both[:, -1:], size - 2 * n, axis=1)], 1)
+            out = np.asarray(wrapper.function(*padded))[: 2 * n]
         want = _in_dtype(oracle_of(wrapper)(*args), dtype)
     return out[:n], np.ascontiguousarray(out[n:][::-1]), want, args
 
