@@ -26,11 +26,15 @@ FAST_COMPILE = {
 }
 
 
+def compile_options() -> dict[str, Any] | None:
+    """:data:`FAST_COMPILE` for ``Lowered.compile`` on CPU, its options the running XLA has
+    (they are XLA:CPU's; on a GPU machine the default device compiles as usual: None)."""
+    return _jax.xla_compile_options(FAST_COMPILE) if jax.default_backend() == "cpu" else None
+
+
 def run_fast(f: Callable[..., Any], *args: Any) -> Any:
-    """``jax.jit(f)(*args)``, compiled with :data:`FAST_COMPILE` on CPU (its options are
-    XLA:CPU's; on a GPU machine the default device compiles as usual)."""
-    options = _jax.xla_compile_options(FAST_COMPILE) if jax.default_backend() == "cpu" else None
-    return jax.jit(f).lower(*args).compile(options)(*args)
+    """``jax.jit(f)(*args)``, compiled with :func:`compile_options`."""
+    return jax.jit(f).lower(*args).compile(compile_options())(*args)
 
 
 def xla_flags(inherited: str = "") -> str:

@@ -25,8 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jext_example_primitives import cumsum, polar, rms_norm, softplus
 
-from jext import _jax
-from tests.fast_compile import FAST_COMPILE
+from tests.fast_compile import compile_options
 
 SETTINGS = settings(
     max_examples=12,
@@ -123,7 +122,7 @@ def fast_jit(f: Callable[..., Any]) -> Callable[..., Any]:
     whose answer does not depend on the options.  Eager and ``jit`` against the reference
     keep JAX's default compilation (:data:`JIT`)."""
     jitted = jax.jit(f)
-    options = _jax.xla_compile_options(FAST_COMPILE) if jax.default_backend() == "cpu" else None
+    options = compile_options()
     compiled: dict[Any, Any] = {}
 
     def call(arg: Any) -> Any:
