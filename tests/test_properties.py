@@ -127,8 +127,8 @@ def fast_jit(f: Callable[..., Any]) -> Callable[..., Any]:
 
     def call(arg: Any) -> Any:
         leaves, tree = jax.tree.flatten(arg)
-        key = (tree, tuple((np.shape(x), x.dtype) for x in leaves))
-        key += (jax.config.jax_enable_x64,)
+        avals = tuple((np.shape(x), x.dtype) for x in leaves)
+        key = (tree, avals, jax.config.jax_enable_x64)
         if key not in compiled:
             compiled[key] = jitted.lower(arg).compile(options)
         return compiled[key](arg)
