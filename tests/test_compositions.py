@@ -550,9 +550,10 @@ def _case_results(case: str) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str
     of :data:`CHUNK` compositions each.
 
     Compiling a few programs per case instead of two per composition is what keeps the
-    matrix fast (XLA's compile time grows faster than a program's size, so a case's 110
-    compositions compile faster as four programs than as one); a composition that fails
-    to trace is recorded and raised by its own test.
+    matrix fast (with XLA:CPU's elemental emitter a program's compile time grows faster
+    than its size, so a case's 110 compositions compile faster as four programs than as
+    one; jax 0.12's fusion emitters take the same time either way); a composition that
+    fails to trace is recorded and raised by its own test.
     """
     ours, twin_of = CASES[case]
     entries = [names for c, names in MATRIX if c == case]
