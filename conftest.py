@@ -24,21 +24,20 @@ LONG_FIRST = (
     "plugins/jext-scipy-special/tests/test_special_batch.py",  # ~80
     "tests/rng_impls/test_jax_suite.py",  # ~80 (a subprocess on 4 CPU devices)
     "plugins/jext-scipy-special/tests/test_special_poly_real.py",  # ~75
-    "tests/test_compositions.py",  # ~65
-    "tests/test_bench.py",  # ~65, in subprocesses two at a time
+    "tests/test_bench.py",  # ~75, in subprocesses two at a time
+    "tests/test_compositions.py",  # ~70
     "plugins/jext-scipy-special/tests/test_special_subnormals.py",  # ~45
+    "plugins/jext-example-native/tests/test_layer_norm.py",  # ~40
+    "tests/test_registry.py",  # ~38, mostly subprocesses
     "plugins/jext-scipy-special/tests/test_special_discrete.py",  # ~35
     "plugins/jext-scipy-special/tests/test_special_transforms.py",  # ~35
-    "plugins/jext-example-native/tests/test_layer_norm.py",  # ~35
-    "tests/test_registry.py",  # ~30, mostly subprocesses
-    "tests/test_effect_counts.py",  # ~30
+    "tests/test_effect_counts.py",  # ~31
+    "plugins/jext-example-native/tests/test_native.py",  # ~30
     "plugins/jext-scipy-special/tests/test_special_families.py",  # ~30
-    "tests/test_jax_custom_api.py",  # ~30, one subprocess
     "plugins/jext-scipy-special/tests/test_special_grads.py",  # ~30
-    "plugins/jext-example-native/tests/test_native.py",  # ~25
     "plugins/jext-scipy-special/tests/test_special_bessel_hankel_region.py",  # ~25
-    "tests/test_properties.py",  # ~25
-    "tests/test_transformations.py",  # ~20
+    "tests/test_jax_custom_api.py",  # ~25, one subprocess
+    "tests/test_properties.py",  # ~24
     # Few tests, each a subprocess (mypy, pip installs), slower on a cold CI machine.
     "tests/test_quality.py",
     "tests/test_typing.py",
@@ -52,6 +51,7 @@ LONG_FIRST = (
     "tests/rng_impls/test_conventions.py",  # ~15
     "plugins/jext-scipy-special/tests/test_special_ks_voigt.py",  # ~15
     "plugins/jext-scipy-special/tests/test_special_edges.py",  # ~15
+    "tests/test_transformations.py",  # ~13
     "plugins/jext-scipy-special/tests/test_special_scipy_data.py",  # ~10
     "tests/test_core_regressions.py",  # ~10
     "plugins/jext-scipy-special/tests/test_special_bessel_jy.py",  # ~10

@@ -6,6 +6,8 @@ jax 0.12's XLA:CPU has only those).  For programs
 that compare two computations compiled together, or integer streams (which no
 optimization may change by a bit), compiling is most of the cost and the answer is the
 same; tests of what a user's default compilation gives keep ``jax.jit``.
+:func:`xla_flags` gives the same options to a child interpreter, whose every compilation
+takes them.
 """
 
 from __future__ import annotations
@@ -24,8 +26,21 @@ FAST_COMPILE = {
 }
 
 
+def compile_options() -> dict[str, Any] | None:
+    """:data:`FAST_COMPILE` for ``Lowered.compile`` on CPU, its options the running XLA has
+    (they are XLA:CPU's; on a GPU machine the default device compiles as usual: None)."""
+    return _jax.xla_compile_options(FAST_COMPILE) if jax.default_backend() == "cpu" else None
+
+
 def run_fast(f: Callable[..., Any], *args: Any) -> Any:
-    """``jax.jit(f)(*args)``, compiled with :data:`FAST_COMPILE` on CPU (its options are
-    XLA:CPU's; on a GPU machine the default device compiles as usual)."""
-    options = _jax.xla_compile_options(FAST_COMPILE) if jax.default_backend() == "cpu" else None
-    return jax.jit(f).lower(*args).compile(options)(*args)
+    """``jax.jit(f)(*args)``, compiled with :func:`compile_options`."""
+    return jax.jit(f).lower(*args).compile(compile_options())(*args)
+
+
+def xla_flags(inherited: str = "") -> str:
+    """``XLA_FLAGS`` for a child interpreter: ``inherited`` (the parent's, e.g. an
+    instruction-set setting) and :data:`FAST_COMPILE`'s options that the running XLA has
+    (XLA aborts at start on a flag it does not know)."""
+    accepted = _jax.xla_compile_options(FAST_COMPILE)
+    ours = [f"--{name}={str(value).lower()}" for name, value in accepted.items()]
+    return " ".join([*inherited.split(), *ours])

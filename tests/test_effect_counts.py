@@ -97,6 +97,15 @@ def _vmap_twin() -> Callable[[jax.Array], jax.Array]:
     return twin
 
 
+# One of each, shared by the tests: a twin holds no state, and JAX's caches of its traces
+# and compiled programs then serve every test that transforms it alike.
+CUSTOM_JVP_TWIN, JVP_TWIN, VJP_TWIN, VMAP_TWIN = (
+    _custom_jvp_twin(),
+    _jvp_twin(),
+    _vjp_twin(),
+    _vmap_twin(),
+)
+
 TRANSFORMS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
     "jit": jax.jit,
     "grad": lambda f: jax.grad(lambda x: f(x).sum()),
@@ -127,13 +136,13 @@ def _name(pair: tuple[str, ...]) -> str:
 @pytest.mark.parametrize("pair", PAIRS, ids=_name)
 def test_derived_rules_run_effects_as_the_same_code_inline(pair: tuple[str, ...]) -> None:
     inline = _calls_of(_body, pair)
-    assert _calls_of(_custom_jvp_twin(), pair) == inline
+    assert _calls_of(CUSTOM_JVP_TWIN, pair) == inline
     assert _calls_of(derived, pair) == inline
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=_name)
 def test_a_jvp_rule_runs_effects_as_custom_jvp(pair: tuple[str, ...]) -> None:
-    assert _calls_of(with_jvp, pair) == _calls_of(_jvp_twin(), pair)
+    assert _calls_of(with_jvp, pair) == _calls_of(JVP_TWIN, pair)
 
 
 @pytest.mark.parametrize(
@@ -141,13 +150,13 @@ def test_a_jvp_rule_runs_effects_as_custom_jvp(pair: tuple[str, ...]) -> None:
 )
 def test_a_vjp_rule_runs_effects_as_custom_vjp(pair: tuple[str, ...]) -> None:
     # custom_vjp has no forward mode (jvp, hessian): jext refuses it alike.
-    assert _calls_of(with_vjp, pair) == _calls_of(_vjp_twin(), pair)
+    assert _calls_of(with_vjp, pair) == _calls_of(VJP_TWIN, pair)
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=_name)
 def test_a_batching_rule_runs_effects_as_custom_vmap(pair: tuple[str, ...]) -> None:
     try:
-        want = _calls_of(_vmap_twin(), pair)
+        want = _calls_of(VMAP_TWIN, pair)
     except (ValueError, RecursionError):
         # custom_vmap fails on reverse mode over an effect ("Linearization failed to produce
         # known values") and on vmap of its jvp (it recurses); jext computes the value once

@@ -7,8 +7,8 @@ under x64, c64, i32, bool where the reference takes them) and ``in_axes``:
 - ``vmap`` == a Python loop over the examples;
 - ``grad`` == ``grad`` of the plain-JAX twin of the same rules (``jax.custom_jvp``).
 
-Compiled functions are built once per primitive and reused; JAX's own cache then holds
-one executable per shape and dtype.
+Compiled functions are built once per primitive and reused, with one executable per
+shape and dtype.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jext_example_primitives import cumsum, polar, rms_norm, softplus
+
+from tests.fast_compile import compile_options
 
 SETTINGS = settings(
     max_examples=12,
@@ -110,6 +112,28 @@ CASES = {
 JIT = {name: jax.jit(c.ours) for name, c in CASES.items()}
 GRAD: dict[tuple[str, str], Callable[..., Any]] = {}
 VMAP: dict[tuple[str, Any], Callable[..., Any]] = {}
+LOOP: dict[str, Callable[..., Any]] = {}
+
+
+def fast_jit(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.jit(f)`` compiled with tests/fast_compile.py's options, one executable per
+    operand structure, shapes, dtypes and x64 setting: for the properties that compare two
+    compiled computations with each other (grad with the twin's grad, vmap with a loop),
+    whose answer does not depend on the options.  Eager and ``jit`` against the reference
+    keep JAX's default compilation (:data:`JIT`)."""
+    jitted = jax.jit(f)
+    options = compile_options()
+    compiled: dict[Any, Any] = {}
+
+    def call(arg: Any) -> Any:
+        leaves, tree = jax.tree.flatten(arg)
+        avals = tuple((np.shape(x), x.dtype) for x in leaves)
+        key = (tree, avals, jax.config.jax_enable_x64)
+        if key not in compiled:
+            compiled[key] = jitted.lower(arg).compile(options)
+        return compiled[key](arg)
+
+    return call
 
 
 def _loss(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -128,15 +152,22 @@ def grad_of(name: str, which: str) -> Callable[..., Any]:
     key = (name, which)
     if key not in GRAD:
         c = CASES[name]
-        GRAD[key] = jax.jit(jax.grad(_loss(c.ours if which == "ours" else c.twin)))
+        GRAD[key] = fast_jit(jax.grad(_loss(c.ours if which == "ours" else c.twin)))
     return GRAD[key]
 
 
 def vmap_of(name: str, in_axes: Any) -> Callable[..., Any]:
     key = (name, repr(in_axes))
     if key not in VMAP:
-        VMAP[key] = jax.jit(jax.vmap(CASES[name].ours, in_axes=(in_axes,)))
+        VMAP[key] = fast_jit(jax.vmap(CASES[name].ours, in_axes=(in_axes,)))
     return VMAP[key]
+
+
+def loop_of(name: str) -> Callable[..., Any]:
+    """The primitive on one example, compiled as :func:`vmap_of` compiles the batch."""
+    if name not in LOOP:
+        LOOP[name] = fast_jit(CASES[name].ours)
+    return LOOP[name]
 
 
 # --- strategies -----------------------------------------------------------------------------
@@ -240,7 +271,7 @@ def test_vmap_equals_a_loop(name: str, data: st.DataObject) -> None:
                 return np.take(arg, i, axis=axis)
 
         got = vmap_of(name, in_axes)(arg)
-        looped = [JIT[name](example(i)) for i in range(size)]
+        looped = [loop_of(name)(example(i)) for i in range(size)]
         want = jax.tree.map(lambda *xs: jnp.stack(xs), *looped)
         close(got, want, dtype, f"{name} {jnp.dtype(dtype).name}{list(shape)} in_axes={in_axes}")
 
