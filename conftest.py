@@ -19,24 +19,25 @@ LONG_FIRST = (
     # Ordered by CPU seconds (user + sys, children included) of each module in one serial
     # run of the suite (-n 0, jax 0.10.2, on a loaded 2-core machine), longest first:
     # with --dist loadfile a worker that takes a long module last finishes alone.
-    "plugins/jext-scipy-special/tests/test_special_beta_family.py",  # ~120
-    "tests/rng_impls/test_strategies.py",  # ~100
-    "plugins/jext-scipy-special/tests/test_special_batch.py",  # ~80
-    "tests/rng_impls/test_jax_suite.py",  # ~80 (a subprocess on 4 CPU devices)
-    "plugins/jext-scipy-special/tests/test_special_poly_real.py",  # ~75
+    "plugins/jext-scipy-special/tests/test_special_batch.py",  # ~115
+    "plugins/jext-scipy-special/tests/test_special_poly_real.py",  # ~88
+    "tests/rng_impls/test_jax_suite.py",  # ~77 (a subprocess on 4 CPU devices)
     "tests/test_bench.py",  # ~75, in subprocesses two at a time
+    "plugins/jext-scipy-special/tests/test_special_beta_family.py",  # ~70
     "tests/test_compositions.py",  # ~70
-    "plugins/jext-scipy-special/tests/test_special_subnormals.py",  # ~45
+    "tests/rng_impls/test_strategies.py",  # ~60
+    "plugins/jext-scipy-special/tests/test_special_subnormals.py",  # ~40
     "plugins/jext-example-native/tests/test_layer_norm.py",  # ~40
     "tests/test_registry.py",  # ~38, mostly subprocesses
-    "plugins/jext-scipy-special/tests/test_special_discrete.py",  # ~35
     "plugins/jext-scipy-special/tests/test_special_transforms.py",  # ~35
+    "plugins/jext-scipy-special/tests/test_special_discrete.py",  # ~33
     "tests/test_effect_counts.py",  # ~31
     "plugins/jext-example-native/tests/test_native.py",  # ~30
     "plugins/jext-scipy-special/tests/test_special_families.py",  # ~30
-    "plugins/jext-scipy-special/tests/test_special_grads.py",  # ~30
+    "plugins/jext-scipy-special/tests/test_special_grads.py",  # ~25
     "plugins/jext-scipy-special/tests/test_special_bessel_hankel_region.py",  # ~25
     "tests/test_jax_custom_api.py",  # ~25, one subprocess
+    "tests/rng_impls/test_known_answers.py",  # ~25
     "tests/test_properties.py",  # ~24
     # Few tests, each a subprocess (mypy, pip installs), slower on a cold CI machine.
     "tests/test_quality.py",
@@ -45,7 +46,6 @@ LONG_FIRST = (
     "tests/test_scaffold.py",
     "tests/test_downstream.py",
     "plugins/jext-scipy-special/tests/test_special_struve.py",  # ~20
-    "tests/rng_impls/test_known_answers.py",  # ~20
     "tests/test_jax_twins.py",  # ~15
     "tests/test_hijax_twins.py",  # ~15
     "tests/rng_impls/test_conventions.py",  # ~15
