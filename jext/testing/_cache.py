@@ -205,9 +205,9 @@ def _reason(exc: OSError) -> str:
 
 @contextlib.contextmanager
 def check_cache_in(folder: Path | None) -> Iterator[Path | None]:
-    """Keep the programs compiled and the slow oracles' values computed inside the block
-    in ``folder`` (``None``: no cache), and read back those an earlier run kept; yields the
-    subfolder JAX compiles into.
+    """Keep the programs compiled, the slow oracles' values and the programs' outputs
+    (see :func:`run_kept`) computed inside the block in ``folder`` (``None``: no cache),
+    and read back those an earlier run kept; yields the subfolder JAX compiles into.
 
     JAX's key for a program covers its HLO, the compile options and XLA flags, and the
     versions of jax, jaxlib and the backend, so a plugin changed since, or another JAX,
