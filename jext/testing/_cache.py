@@ -711,7 +711,7 @@ def _read_outputs(path: Path, key: str, tree: Any) -> Any:
         return None
     try:
         with np.load(io.BytesIO(payload), allow_pickle=False) as kept:
-            leaves = [kept[f"a{i}"] for i in range(len(kept.files))]
+            leaves = [kept[f"arr_{i}"] for i in range(len(kept.files))]
     except (OSError, ValueError, EOFError, KeyError):
         return None
     if len(leaves) != tree.num_leaves:
@@ -725,7 +725,7 @@ def _keep_outputs(path: Path, key: str, value: Any) -> None:
     if any(x.dtype.kind not in "biufc" for x in leaves):
         return
     buffer = io.BytesIO()
-    np.savez(buffer, **{f"a{i}": x for i, x in enumerate(leaves)})
+    np.savez(buffer, *leaves)  # arr_0, arr_1, ...
     _keep_payload(path, key, buffer.getvalue())
 
 
