@@ -613,3 +613,22 @@ def test_changed_or_cut_outputs_are_ignored_and_the_program_runs(
         with check_cache_in(cache):
             np.testing.assert_array_equal(np.asarray(_cache.run_kept(f, (x,), None)), want)
     assert len(runs) == 2 + 3
+
+
+def test_a_program_with_operands_besides_its_inputs_keeps_no_outputs() -> None:
+    """A JAX that passes a program's large constants as arguments would leave them out of
+    the program's text and of its inputs: more operands than inputs keep nothing."""
+    x = np.arange(3.0, dtype=np.float32)
+    lowered = jax.jit(lambda v: v * 2).lower(x)
+    assert _cache._program_key(lowered, None, (x,)) is not None
+
+    class WithConstant:
+        in_tree = lowered.in_tree
+
+        @staticmethod
+        def as_text() -> str:
+            one = "%arg0: tensor<3xf32>"
+            return lowered.as_text().replace(one, f"{one}, %arg1: tensor<3xf32>", 1)
+
+    assert "%arg1" in WithConstant.as_text()
+    assert _cache._program_key(WithConstant(), None, (x,)) is None

@@ -605,6 +605,10 @@ _CUSTOM_CALL = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"(
 _IMPURE = re.compile(r"stablehlo\.token|!stablehlo\.token|\bstablehlo\.rng\b(?!_bit_generator)")
 
 
+_MAIN = re.compile(r"func\.func public @main\(.*")
+_ARG = re.compile(r"%arg\d+:")
+
+
 def run_kept(fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, Any] | None) -> Any:
     """``jax.jit(fn)(*args)``, compiled with XLA ``options`` where given; inside a
     :func:`check_cache_in` block with a folder, its outputs are read back where an earlier
@@ -617,9 +621,9 @@ def run_kept(fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, 
     Outputs are kept only for programs whose text is the whole of what they compute
     (:func:`unkept_program_reason`: no custom calls other than XLA's sharding annotations,
     so no FFI handler and no host callback; no tokens, so no effects; no ``rng`` from XLA's
-    own state), whose outputs are numeric arrays, and which took at least ``_MIN_RUN_S`` to
-    compile and run.  What the outputs are compared with, and at which tolerance, is
-    decided afresh on every run by the caller.
+    own state; no operands besides the inputs), whose outputs are numeric arrays, and which
+    took at least ``_MIN_RUN_S`` to compile and run.  What the outputs are compared with,
+    and at which tolerance, is decided afresh on every run by the caller.
     """
     folder = _oracle_folder.path
     if folder is None:
@@ -667,6 +671,9 @@ def _program_key(
     text = lowered.as_text()
     if unkept_program_reason(text) is not None:
         return None
+    main = _MAIN.search(text)
+    if main is None or len(_ARG.findall(main.group())) > lowered.in_tree.num_leaves:
+        return None  # operands besides the inputs (constants JAX passes as arguments)
     digest = hashlib.sha256()
     options_text = repr(sorted((k, type(v).__name__, repr(v)) for k, v in (options or {}).items()))
     for part in (
