@@ -37,6 +37,8 @@ def test_compiled_programs_are_read_back_and_a_wrong_rule_still_fails(
     # This primitive's programs compile in less than the cache's threshold on a quiet
     # machine (its structure programs at STRUCTURE_COMPILE): keep every one of them here.
     monkeypatch.setattr(_cache, "_MIN_COMPILE_S", 0.0)
+    # Programs whose outputs are read back are not compiled at all: keep none here.
+    monkeypatch.setattr(_cache, "_MIN_RUN_S", float("inf"))
     prim = make("cached", lambda x, /: jnp.sin(x) * 2)
     prim.def_jvp(lambda p, t: (prim(p[0]), 3.0 * jnp.cos(p[0]) * t[0]))  # wrong: 2 cos x
     hits: list[str] = []
@@ -474,3 +476,159 @@ def test_an_oracle_that_cannot_be_identified_keeps_no_answer_and_says_why(
     assert result.status == "pass"
     assert result.message.startswith("the oracle: its answers are not kept between runs: ")
     assert not list((tmp_path / "cache").glob("oracle-*/*/*.answer"))
+
+
+# --- the outputs of the checks' programs -----------------------------------------------------
+
+
+def _counted_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every program :func:`run_kept` compiles and runs (not read back), by its first line."""
+    runs: list[str] = []
+    real = _cache._run
+
+    def run(lowered: Any, options: Any, args: Any) -> Any:
+        runs.append(lowered.as_text().splitlines()[0])
+        return real(lowered, options, args)
+
+    monkeypatch.setattr(_cache, "_run", run)
+    monkeypatch.setattr(_cache, "_MIN_RUN_S", 0.0)
+    return runs
+
+
+def _kept_outputs(cache: Path) -> list[Path]:
+    return sorted(cache.glob("oracle-*/*/*.outputs"))
+
+
+def test_program_outputs_are_read_back_only_for_the_same_program_options_and_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program's outputs are read back, bit for bit and in their tree, where the same
+    program compiled with the same options ran on byte-identical inputs; anything else
+    runs."""
+    runs, cache = _counted_runs(monkeypatch), tmp_path / "cache"
+
+    def f(x: Any, y: Any) -> Any:
+        return {"sum": x + y, "parts": [jnp.sin(x), (y * 3).astype(jnp.int32)]}
+
+    def g(x: Any, y: Any) -> Any:
+        return {"sum": x - y, "parts": [jnp.sin(x), (y * 3).astype(jnp.int32)]}
+
+    x, y = np.linspace(0.0, 1.0, 5, dtype=np.float32), np.float32(2.5)
+    options = {"xla_backend_optimization_level": 0}
+    want = jax.tree.map(np.asarray, jax.jit(f)(x, y))
+    for _ in range(2):
+        with check_cache_in(cache):
+            got = _cache.run_kept(f, (x, y), None)
+            assert jax.tree.structure(got) == jax.tree.structure(want)
+            for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+                assert np.asarray(a).dtype == b.dtype
+                np.testing.assert_array_equal(np.asarray(a), b)
+    assert len(runs) == 1 and len(_kept_outputs(cache)) == 1
+    with check_cache_in(cache):
+        _cache.run_kept(f, (x, np.float32(2.0)), None)  # other input bytes
+        _cache.run_kept(f, (x.astype(np.float64), y), None)  # another program (float64)
+        _cache.run_kept(g, (x, y), None)  # another program
+        _cache.run_kept(f, (x, y), options)  # other compile options
+        _cache.run_kept(f, (x, y), None)  # read back
+    assert len(runs) == 5 and len(_kept_outputs(cache)) == 5
+    with check_cache_in(None):  # --no-cache / JEXT_NO_CACHE: runs, keeps nothing
+        _cache.run_kept(f, (x, y), None)
+    assert len(_kept_outputs(cache)) == 5
+
+
+def test_a_rule_changed_between_runs_is_checked_afresh_and_a_wrong_one_fails_warm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outputs of a rule's program are keyed by the program: a JVP rule edited between
+    two runs in one cache folder runs afresh and fails; put back, it reads back the first
+    run's outputs and passes again."""
+    runs, cache = _counted_runs(monkeypatch), tmp_path / "cache"
+    slope = [2.0]  # the rule's factor: right at 2, as edited between runs at 3
+    prim = make("outputs_kept", lambda x, /: jnp.sin(x) * 2)
+    prim.def_jvp(lambda p, t: (prim(p[0]), slope[0] * jnp.cos(p[0]) * t[0]))
+
+    def jvp_status() -> str:
+        with check_cache_in(cache):
+            (result,) = check_report(prim, checks=["jvp"]).results
+        return result.status
+
+    assert jvp_status() == "pass"
+    cold = len(runs)
+    assert cold > 0 and _kept_outputs(cache)
+    assert jvp_status() == "pass" and len(runs) == cold  # warm: every output read back
+    slope[0] = 3.0
+    assert jvp_status() == "fail" and len(runs) > cold
+    after_wrong = len(runs)
+    slope[0] = 2.0
+    assert jvp_status() == "pass" and len(runs) == after_wrong
+
+
+def test_a_program_calling_code_its_text_does_not_show_is_never_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An FFI handler or a host callback can change without the program's text changing,
+    and an effect must happen on every run: such programs run every time."""
+    runs, cache = _counted_runs(monkeypatch), tmp_path / "cache"
+    x = np.arange(4.0, dtype=np.float32)
+    spec = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    printed: list[Any] = []
+    programs = {
+        "pure_callback": lambda v: jax.pure_callback(np.sin, spec, v),
+        "io_callback": lambda v: jax.experimental.io_callback(np.sin, spec, v),
+        "debug.callback": lambda v: jax.debug.callback(printed.append, v) or v * 2,
+    }
+    for _ in range(2):
+        with check_cache_in(cache):
+            for fn in programs.values():
+                np.asarray(_cache.run_kept(fn, (x,), None))
+    assert len(runs) == 2 * len(programs) and len(printed) == 2
+    assert not _kept_outputs(cache)
+    ffi = jax.jit(jax.ffi.ffi_call("a_handler", spec)).lower(x).as_text()
+    assert _cache.unkept_program_reason(ffi) == "it calls 'a_handler', code its text does not show"
+    assert _cache.unkept_program_reason(jax.jit(jnp.sin).lower(x).as_text()) is None
+
+
+def test_changed_or_cut_outputs_are_ignored_and_the_program_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept outputs carry the digest of their key and bytes, as oracle values do: a file
+    changed on disk, cut short or holding another program's outputs is never read back."""
+    runs, cache = _counted_runs(monkeypatch), tmp_path / "cache"
+    x = np.linspace(0.0, 1.0, 8, dtype=np.float32)
+
+    def f(v: Any) -> Any:
+        return jnp.exp(v)
+
+    with check_cache_in(cache):
+        want = np.asarray(_cache.run_kept(f, (x,), None))
+        _cache.run_kept(f, (x + 1,), None)
+    file, other = sorted(_kept_outputs(cache), key=lambda p: p.stat().st_mtime_ns)
+    whole = file.read_bytes()
+    for damaged in (
+        whole[:-4] + np.float32(1e30).tobytes(),  # changed bytes
+        whole[:60],  # cut short, as by a run that was killed
+        other.read_bytes(),  # another key's outputs
+    ):
+        file.write_bytes(damaged)
+        with check_cache_in(cache):
+            np.testing.assert_array_equal(np.asarray(_cache.run_kept(f, (x,), None)), want)
+    assert len(runs) == 2 + 3
+
+
+def test_a_program_with_operands_besides_its_inputs_keeps_no_outputs() -> None:
+    """A JAX that passes a program's large constants as arguments would leave them out of
+    the program's text and of its inputs: more operands than inputs keep nothing."""
+    x = np.arange(3.0, dtype=np.float32)
+    lowered = jax.jit(lambda v: v * 2).lower(x)
+    assert _cache._program_key(lowered, None, (x,)) is not None
+
+    class WithConstant:
+        in_tree = lowered.in_tree
+
+        @staticmethod
+        def as_text() -> str:
+            one = "%arg0: tensor<3xf32>"
+            return lowered.as_text().replace(one, f"{one}, %arg1: tensor<3xf32>", 1)
+
+    assert "%arg1" in WithConstant.as_text()
+    assert _cache._program_key(WithConstant(), None, (x,)) is None

@@ -1,5 +1,6 @@
 """The folder where ``jext check`` keeps what it computed between runs: compiled programs
-(JAX's persistent cache) and the values of slow oracles."""
+(JAX's persistent cache), the values of slow oracles and the outputs of the checks'
+programs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import importlib.metadata
 import io
 import os
 import platform
+import re
 import stat
 import sys
 import threading
@@ -22,10 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import jax
 import numpy as np
+from jax import tree_util
 from jax.experimental.compilation_cache import compilation_cache
+from jax.extend import backend as jax_backend
 
-from jext._jax import config_value, set_config
+from jext._jax import JAXLIB_RELEASE, config_value, set_config
 
 __all__ = [
     "ENV_CACHE_DIR",
@@ -35,6 +40,7 @@ __all__ = [
     "check_cache_in",
     "default_cache_dir",
     "oracle_identity",
+    "run_kept",
     "uncached_reason",
 ]
 
@@ -50,6 +56,8 @@ _MIN_COMPILE_S = 0.05
 # Oracles that answer faster than this are cheaper to ask again than to read back (SciPy's
 # ufuncs answer in microseconds; mpmath at thousands of points takes seconds).
 _MIN_ORACLE_S = 0.05
+# Programs that compile and run faster than this are cheaper to run again than to read back.
+_MIN_RUN_S = 0.05
 #: Libraries oracles are built on (distribution names, which are also their import names):
 #: every oracle value's key holds their versions; their sources, too many to read on
 #: every run, are not read.
@@ -197,9 +205,9 @@ def _reason(exc: OSError) -> str:
 
 @contextlib.contextmanager
 def check_cache_in(folder: Path | None) -> Iterator[Path | None]:
-    """Keep the programs compiled and the slow oracles' values computed inside the block
-    in ``folder`` (``None``: no cache), and read back those an earlier run kept; yields the
-    subfolder JAX compiles into.
+    """Keep the programs compiled, the slow oracles' values and the programs' outputs
+    (see :func:`run_kept`) computed inside the block in ``folder`` (``None``: no cache),
+    and read back those an earlier run kept; yields the subfolder JAX compiles into.
 
     JAX's key for a program covers its HLO, the compile options and XLA flags, and the
     versions of jax, jaxlib and the backend, so a plugin changed since, or another JAX,
@@ -528,11 +536,25 @@ def _digest(key: str, payload: bytes) -> bytes:
 
 
 def _read_back(path: Path, key: str) -> np.ndarray | None:
-    """The answer kept at ``path`` for ``key``; None where there is none to trust.
+    """The answer kept at ``path`` for ``key``; None where there is none to trust (see
+    :func:`_read_payload`)."""
+    payload = _read_payload(path, key)
+    if payload is None:
+        return None
+    try:
+        value: np.ndarray = np.load(io.BytesIO(payload), allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    return value
 
-    An answer file is the SHA-256 of its key and payload, then the payload (a ``.npy``
-    array).  A file cut short by a run that was killed, changed on disk, or written for
-    another key fails the digest and is asked again; so is one behind a symbolic link.
+
+def _read_payload(path: Path, key: str) -> bytes | None:
+    """The payload kept at ``path`` for ``key``; None where there is none to trust.
+
+    A kept file is the SHA-256 of its key and payload, then the payload (a ``.npy`` array,
+    or a ``.npz`` of a program's outputs).  A file cut short by a run that was killed,
+    changed on disk, or written for another key fails the digest and is computed again;
+    so is one behind a symbolic link.
     """
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
@@ -543,22 +565,22 @@ def _read_back(path: Path, key: str) -> np.ndarray | None:
     digest, payload = data[:32], data[32:]
     if digest != _digest(key, payload):
         return None
-    try:
-        value: np.ndarray = np.load(io.BytesIO(payload), allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None
-    return value
+    return payload
 
 
 def _keep(path: Path, key: str, value: Any) -> None:
-    """Write ``value`` to ``path`` with its digest (see :func:`_read_back`) if it is one
-    numeric array, whole or not at all (another run may read the folder meanwhile); a
-    write that fails (a full disk) leaves nothing behind."""
+    """Write ``value`` to ``path`` with its digest (see :func:`_read_payload`) if it is one
+    numeric array."""
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biufc":
         return
     buffer = io.BytesIO()
     np.save(buffer, value, allow_pickle=False)
-    payload = buffer.getvalue()
+    _keep_payload(path, key, buffer.getvalue())
+
+
+def _keep_payload(path: Path, key: str, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` with its digest, whole or not at all (another run may
+    read the folder meanwhile); a write that fails (a full disk) leaves nothing behind."""
     part = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:
         path.parent.mkdir(exist_ok=True, mode=0o700)
@@ -570,6 +592,148 @@ def _keep(path: Path, key: str, value: Any) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             part.unlink()
+
+
+# --- the outputs of the checks' programs ----------------------------------------------------
+
+#: Custom-call targets that are XLA's own pure operations (sharding annotations); any other
+#: target is code the program text does not show (an FFI handler, a host callback).
+_PURE_TARGETS: Final = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+_CUSTOM_CALL = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"([^\"]*)\"")
+# Tokens order effects (I/O, callbacks); ``stablehlo.rng`` draws from XLA's own state
+# (``rng_bit_generator`` takes its state as an operand and is a function of it).
+_IMPURE = re.compile(r"stablehlo\.token|!stablehlo\.token|\bstablehlo\.rng\b(?!_bit_generator)")
+
+
+_MAIN = re.compile(r"func\.func public @main\(.*")
+_ARG = re.compile(r"%arg\d+:")
+
+
+def run_kept(fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, Any] | None) -> Any:
+    """``jax.jit(fn)(*args)``, compiled with XLA ``options`` where given; inside a
+    :func:`check_cache_in` block with a folder, its outputs are read back where an earlier
+    run kept them for the same program and the same inputs (nothing is compiled or run).
+
+    A deterministic program run on byte-identical inputs gives byte-identical outputs, so
+    the key is what decides them (see :func:`_program_key`): the program's StableHLO text,
+    the compile options, ``XLA_FLAGS``, the versions of jax, jaxlib and the backend, this
+    machine's processor and its number of CPUs, and the inputs' dtypes, shapes and bytes.
+    Outputs are kept only for programs whose text is the whole of what they compute
+    (:func:`unkept_program_reason`: no custom calls other than XLA's sharding annotations,
+    so no FFI handler and no host callback; no tokens, so no effects; no ``rng`` from XLA's
+    own state; no operands besides the inputs), whose outputs are numeric arrays, and which
+    took at least ``_MIN_RUN_S`` to compile and run.  What the outputs are compared with,
+    and at which tolerance, is decided afresh on every run by the caller.
+    """
+    folder = _oracle_folder.path
+    if folder is None:
+        if options is None:
+            return jax.jit(fn)(*args)
+        return jax.jit(fn).lower(*args).compile(dict(options))(*args)
+    start = time.perf_counter()
+    lowered = jax.jit(fn).lower(*args)
+    key = _program_key(lowered, options, args)
+    if key is None:
+        return _run(lowered, options, args)
+    kept = folder / key[:2] / f"{key}.outputs"
+    outputs = _read_outputs(kept, key, lowered.out_tree)
+    if outputs is not None:
+        return outputs
+    value = _run(lowered, options, args)
+    if time.perf_counter() - start >= _MIN_RUN_S:
+        _keep_outputs(kept, key, value)
+    return value
+
+
+def _run(lowered: Any, options: Mapping[str, Any] | None, args: Sequence[Any]) -> Any:
+    """``lowered`` compiled (with ``options``) and run on ``args``."""
+    compiled = lowered.compile(None if options is None else dict(options))
+    return compiled(*args)
+
+
+def unkept_program_reason(text: str) -> str | None:
+    """Why the outputs of the program whose StableHLO is ``text`` are never kept between
+    runs; None where they may be."""
+    for found in _CUSTOM_CALL.finditer(text):
+        target = found.group(1) or found.group(2)
+        if target not in _PURE_TARGETS:
+            return f"it calls {target!r}, code its text does not show"
+    if _IMPURE.search(text):
+        return "it has effects or draws from XLA's random state"
+    return None
+
+
+def _program_key(
+    lowered: Any, options: Mapping[str, Any] | None, args: Sequence[Any]
+) -> str | None:
+    """The key of ``lowered``'s outputs on ``args``; None where they are not kept (see
+    :func:`run_kept`)."""
+    text = lowered.as_text()
+    if unkept_program_reason(text) is not None:
+        return None
+    main = _MAIN.search(text)
+    if main is None or len(_ARG.findall(main.group())) > lowered.in_tree.num_leaves:
+        return None  # operands besides the inputs (constants JAX passes as arguments)
+    digest = hashlib.sha256()
+    options_text = repr(sorted((k, type(v).__name__, repr(v)) for k, v in (options or {}).items()))
+    for part in (
+        "jext program outputs 1",
+        _platform_versions(),
+        os.environ.get("XLA_FLAGS", ""),
+        options_text,
+        str(lowered.in_tree),
+        str(lowered.out_tree),
+        text,
+    ):
+        digest.update(part.encode() + b"\0")
+    for leaf in tree_util.tree_leaves(args):
+        try:
+            array = np.asarray(leaf)
+        except Exception:  # a typed PRNG key or another array without plain bytes
+            return None
+        if array.dtype.kind not in "biufc":
+            return None
+        digest.update(f"{array.dtype.str}{array.shape}\0".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _platform_versions() -> str:
+    """What runs a compiled program besides its text: jax, jaxlib and the default backend's
+    versions, this machine's processor (see :func:`_host_tag`) and CPU count (XLA:CPU splits
+    some operations over its threads)."""
+    backend = jax_backend.get_backend()
+    return (
+        f"jax {jax.__version__}, jaxlib {JAXLIB_RELEASE}, {backend.platform} "
+        f"{backend.platform_version}, {_host_tag()}, {os.cpu_count()} CPUs"
+    )
+
+
+def _read_outputs(path: Path, key: str, tree: Any) -> Any:
+    """The outputs kept at ``path`` for ``key``, as the pytree ``tree``; None where there
+    are none to trust."""
+    payload = _read_payload(path, key)
+    if payload is None:
+        return None
+    try:
+        with np.load(io.BytesIO(payload), allow_pickle=False) as kept:
+            leaves = [kept[f"arr_{i}"] for i in range(len(kept.files))]
+    except (OSError, ValueError, EOFError, KeyError):
+        return None
+    if len(leaves) != tree.num_leaves:
+        return None
+    return tree_util.tree_unflatten(tree, [jax.device_put(x) for x in leaves])
+
+
+def _keep_outputs(path: Path, key: str, value: Any) -> None:
+    """Write a program's outputs ``value`` to ``path`` if they are all numeric arrays."""
+    leaves = [np.asarray(x) for x in tree_util.tree_leaves(value)]
+    if any(x.dtype.kind not in "biufc" for x in leaves):
+        return
+    buffer = io.BytesIO()
+    np.savez(buffer, *leaves)  # arr_0, arr_1, ...
+    _keep_payload(path, key, buffer.getvalue())
 
 
 def _oracle_key(

@@ -22,6 +22,7 @@ from jext.lowering import ALL_PLATFORMS
 from jext.lowering import export as export_for
 from jext.primitives import Example, LoweringInfo, Primitive
 from jext.primitives._example import CheckOptions
+from jext.testing._cache import run_kept
 from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._report import (
     CheckFailure,
@@ -119,7 +120,7 @@ class _Case:
         if name in together:
             return together.get(name)
         fn, args = program
-        return compiled_with(fn, args, together.options)(*args)
+        return run_kept(fn, args, together.options)
 
     def together(self, group: str) -> _Together:
         """The example's shared program ``group``, built and run once: ``"values"`` at JAX's
@@ -1077,7 +1078,7 @@ class _Together:
             return
         args = {k: list(a) for k, (_, a) in parts.items()}
         try:
-            self._values = compiled_with(program, (args,), options)(args)
+            self._values = run_kept(program, (args,), options)
         except Exception:  # computed part by part below, each with its own error
             self._merged = False
             self._errors = {}
@@ -1092,7 +1093,7 @@ class _Together:
                 raise self._errors[name]
             return self._values[name]
         fn, args = self._parts[name]
-        return compiled_with(fn, args, self.options)(*args)
+        return run_kept(fn, args, self.options)
 
 
 def structure_options() -> Mapping[str, Any] | None:
@@ -1109,16 +1110,6 @@ def structure_options() -> Mapping[str, Any] | None:
     XLA:CPU's emitters).
     """
     return STRUCTURE_COMPILE if jax.default_backend() == "cpu" else None
-
-
-def compiled_with(
-    fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, Any] | None
-) -> Callable[..., Any]:
-    """``jax.jit(fn)``, compiled for ``args`` with XLA ``options`` where given."""
-    if options is None:
-        return jax.jit(fn)
-    compiled: Callable[..., Any] = jax.jit(fn).lower(*args).compile(dict(options))
-    return compiled
 
 
 def _check_exports(case: _Case, platforms: Sequence[str]) -> Any:
