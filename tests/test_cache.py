@@ -632,3 +632,51 @@ def test_a_program_with_operands_besides_its_inputs_keeps_no_outputs() -> None:
 
     assert "%arg1" in WithConstant.as_text()
     assert _cache._program_key(WithConstant(), None, (x,)) is None
+
+
+def test_a_changed_large_constant_is_another_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule closing over a large array writes it into the program's text in full: an
+    array changed in one element between two runs runs afresh."""
+    runs, cache = _counted_runs(monkeypatch), tmp_path / "cache"
+    table = np.linspace(0.0, 1.0, 4096, dtype=np.float32)
+    x = np.arange(4096, dtype=np.float32)
+    for _ in range(2):
+        with check_cache_in(cache):
+            np.asarray(_cache.run_kept(lambda v: v * table, (x,), None))
+    assert len(runs) == 1
+    table[2000] += 1.0
+    with check_cache_in(cache):
+        got = np.asarray(_cache.run_kept(lambda v: v * table, (x,), None))
+    assert len(runs) == 2
+    np.testing.assert_array_equal(got, x * table)
+
+
+def test_outputs_beyond_the_budget_go_least_recently_used_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a run ends, the kept outputs beyond the budget are deleted, the least recently
+    kept or read back first; the others are still read back."""
+    runs, cache = _counted_runs(monkeypatch), tmp_path / "cache"
+    x = np.linspace(0.0, 1.0, 256, dtype=np.float32)
+    programs = [lambda v, k=k: jnp.sin(v) + k for k in range(3)]
+    with check_cache_in(cache):
+        for fn in programs:
+            _cache.run_kept(fn, (x,), None)
+    files = _kept_outputs(cache)
+    assert len(files) == 3
+    size = files[0].stat().st_size
+    for age, file in enumerate(sorted(files, key=lambda p: p.stat().st_mtime_ns)):
+        os.utime(file, (1_000_000 + age, 1_000_000 + age))  # kept in order, long ago
+    monkeypatch.setattr(_cache, "_OUTPUTS_BUDGET", 2 * size)
+    with check_cache_in(cache):
+        _cache.run_kept(programs[0], (x,), None)  # read back: now the most recent
+    assert len(runs) == 3 and len(_kept_outputs(cache)) == 2
+    with check_cache_in(cache):
+        _cache.run_kept(programs[0], (x,), None)
+        _cache.run_kept(programs[2], (x,), None)
+    assert len(runs) == 3  # both still kept
+    with check_cache_in(cache):
+        _cache.run_kept(programs[1], (x,), None)  # deleted: runs again
+    assert len(runs) == 4 and len(_kept_outputs(cache)) == 2

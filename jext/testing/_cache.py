@@ -58,6 +58,9 @@ _MIN_COMPILE_S = 0.05
 _MIN_ORACLE_S = 0.05
 # Programs that compile and run faster than this are cheaper to run again than to read back.
 _MIN_RUN_S = 0.05
+# Kept program outputs take as much room as the checks' results (hundreds of MB for large
+# kernels): when a run ends, the least recently used beyond this many bytes are deleted.
+_OUTPUTS_BUDGET = 1 << 30
 #: Libraries oracles are built on (distribution names, which are also their import names):
 #: every oracle value's key holds their versions; their sources, too many to read on
 #: every run, are not read.
@@ -244,6 +247,7 @@ def check_cache_in(folder: Path | None) -> Iterator[Path | None]:
         yield host
     finally:
         _oracle_folder.path = old_oracles
+        evict_outputs(oracles, _OUTPUTS_BUDGET)
         set_config("jax_compilation_cache_dir", old_dir)
         set_config("jax_persistent_cache_min_compile_time_secs", old_min)
         compilation_cache.reset_cache()
@@ -638,6 +642,8 @@ def run_kept(fn: Callable[..., Any], args: Sequence[Any], options: Mapping[str, 
     kept = folder / key[:2] / f"{key}.outputs"
     outputs = _read_outputs(kept, key, lowered.out_tree)
     if outputs is not None:
+        with contextlib.suppress(OSError):
+            os.utime(kept)  # used now: the last to go (see evict_outputs)
         return outputs
     value = _run(lowered, options, args)
     if time.perf_counter() - start >= _MIN_RUN_S:
@@ -724,6 +730,25 @@ def _read_outputs(path: Path, key: str, tree: Any) -> Any:
     if len(leaves) != tree.num_leaves:
         return None
     return tree_util.tree_unflatten(tree, [jax.device_put(x) for x in leaves])
+
+
+def evict_outputs(folder: Path, budget: int) -> None:
+    """Delete the programs' outputs kept in ``folder`` beyond ``budget`` bytes, least
+    recently used (kept or read back) first.  Another run may be using the folder: a file
+    it deletes or writes meanwhile is skipped, and an output deleted under a run is only
+    computed again by it."""
+    found: list[tuple[float, int, Path]] = []
+    for path in folder.glob("*/*.outputs"):
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            found.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in found)
+    for _, size, path in sorted(found):
+        if total <= budget:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+        total -= size
 
 
 def _keep_outputs(path: Path, key: str, value: Any) -> None:
