@@ -864,6 +864,10 @@ def _accepted_compile_options(items: tuple[tuple[str, Any], ...]) -> frozenset[s
 JAX_VERSION: Final[tuple[int, ...]] = tuple(jax.__version_info__)
 """The installed JAX release, e.g. ``(0, 10, 2)``."""
 
+JAX_RELEASE: Final[str] = jax.__version__
+"""The installed JAX release as JAX writes it (jax 0.10.2: ``"0.10.2"``), for messages and
+keys."""
+
 # From jaxlib itself, not importlib.metadata: a metadata lookup scans every installed
 # distribution, which `import jext` must not do.
 JAXLIB_RELEASE: Final[str] = _jaxlib_version

@@ -30,7 +30,7 @@ from jax import tree_util
 from jax.experimental.compilation_cache import compilation_cache
 from jax.extend import backend as jax_backend
 
-from jext._jax import JAXLIB_RELEASE, config_value, set_config
+from jext._jax import JAX_RELEASE, JAXLIB_RELEASE, config_value, set_config
 
 __all__ = [
     "ENV_CACHE_DIR",
@@ -711,7 +711,7 @@ def _platform_versions() -> str:
     some operations over its threads)."""
     backend = jax_backend.get_backend()
     return (
-        f"jax {jax.__version__}, jaxlib {JAXLIB_RELEASE}, {backend.platform} "
+        f"jax {JAX_RELEASE}, jaxlib {JAXLIB_RELEASE}, {backend.platform} "
         f"{backend.platform_version}, {_host_tag()}, {os.cpu_count()} CPUs"
     )
 
