@@ -86,7 +86,8 @@ def test_jaxs_custom_function_tests_pass_with_adopted_primitives(tmp_path: Path)
         "JEXT_ADOPTION_LOG": str(log),
         "JAX_PLATFORMS": "cpu",
         # JAX's tests compare values computed in that process, all compiled alike: XLA's
-        # lowest optimization level changes no outcome and a third of the CPU time.
+        # fast-compile options (tests/fast_compile.py) change no outcome and a third of the
+        # CPU time.
         "XLA_FLAGS": xla_flags(os.environ.get("XLA_FLAGS", "")),
     }
     command = [sys.executable, "-m", "pytest", "-c", str(tmp_path / "pytest.ini")]

@@ -10,7 +10,9 @@ from jext import _jax
 __all__ = ["STRUCTURE_COMPILE"]
 
 _WANTED: Final[dict[str, Any]] = {
-    "xla_backend_optimization_level": 0,
+    # Level 1, not 0: XLA:CPU's elemental emitter at level 0 miscompiles (jaxlib 0.8.3 to
+    # 0.10.2: the gradient of jnp.hypot applied twice comes out wrong; tests/test_compile.py).
+    "xla_backend_optimization_level": 1,
     "xla_llvm_disable_expensive_passes": True,
     # XLA:CPU's older elemental emitter; jax 0.12's XLA has no such option (and no such
     # emitter), so _jax.xla_compile_options leaves it out there.
@@ -45,10 +47,9 @@ class _CompileOptions(Mapping[str, Any]):
 
 
 STRUCTURE_COMPILE: Final[Mapping[str, Any]] = _CompileOptions()
-"""XLA's lowest optimisation level, one LLVM module, and, where XLA:CPU has it, its older
-elemental emitter, which compile several times faster (a primitive's float32
-``jvp``/``transpose``/``batching`` program: 0.70 s -> 0.15 s CPU).  Only for programs whose
-comparisons sit far above the last-bit differences these options make (``a*b + c`` is one
-rounding at XLA:CPU's default, two at level 0): never for values users get, which come
-from the default compilation.  Passed to ``Lowered.compile`` as it is (a read-only mapping
-of the options the running XLA accepts)."""
+"""XLA's optimisation level 1, one LLVM module, and, where XLA:CPU has it, its older
+elemental emitter, which compile several times faster than JAX's default.  Only for
+programs whose comparisons sit far above the last-bit differences these options make
+(``a*b + c`` may be one rounding at XLA:CPU's default, two here): never for values users
+get, which come from the default compilation.  Passed to ``Lowered.compile`` as it is (a
+read-only mapping of the options the running XLA accepts)."""
