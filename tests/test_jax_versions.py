@@ -187,7 +187,7 @@ def test_the_checks_and_tests_fast_compile_options_compile_here() -> None:
     from jext.testing._compile import STRUCTURE_COMPILE
     from tests.fast_compile import run_fast
 
-    assert STRUCTURE_COMPILE["xla_backend_optimization_level"] == 0
+    assert STRUCTURE_COMPILE["xla_backend_optimization_level"] == 1
     x = np.arange(3, dtype=np.float32)
     compiled = jax.jit(lambda v: v * 2).lower(x).compile(STRUCTURE_COMPILE)
     np.testing.assert_array_equal(compiled(x), 2 * x)
