@@ -13,7 +13,6 @@ import pytest
 import jext.scipy
 import jext.testing
 from jext.scipy import Domain, EdgeCase, ScipyWrapper
-from jext.testing._compile import STRUCTURE_COMPILE
 from jext.testing._scipy_checks import run_scipy_check
 
 
