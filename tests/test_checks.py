@@ -363,8 +363,8 @@ def test_parts_of_one_program_keep_their_own_results_and_errors() -> None:
 
 @pytest.mark.numerics
 def test_values_compile_as_users_compile_and_structure_programs_faster() -> None:
-    # XLA:CPU's default compilation contracts x*y + z into one rounding and STRUCTURE_COMPILE
-    # does not: here -2**-26 against 0.  The jit and lowering checks hold what users get.
+    # XLA:CPU's default compilation contracts x*y + z into one rounding (here -2**-26, 0
+    # without): other options may not.  The jit and lowering checks hold what users get.
     x, y, z = (np.full(3, v, np.float32) for v in (1 + 2**-13, 1 - 2**-13, -1.0))
     prim = make("fma", lambda x, y, z, /: x * y + z, jext.Example(x, y, z))
     case = _Case(prim, prim.examples()[0], [], _Shared(("jit",)))
