@@ -692,15 +692,8 @@ def _program_key(
         text,
     ):
         digest.update(part.encode() + b"\0")
-    for leaf in tree_util.tree_leaves(args):
-        try:
-            array = np.asarray(leaf)
-        except Exception:  # a typed PRNG key or another array without plain bytes
-            return None
-        if array.dtype.kind not in "biufc":
-            return None
-        digest.update(f"{array.dtype.str}{array.shape}\0".encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
+    if not _digest_arrays(digest, tree_util.tree_leaves(args)):
+        return None
     return digest.hexdigest()
 
 
@@ -774,13 +767,24 @@ def _oracle_key(
         if not isinstance(option, int | float | str | None):
             return None
         digest.update(f"{key}={type(option).__name__}:{option!r}\0".encode())
-    for arg in args:
-        array = np.asarray(arg)
+    if not _digest_arrays(digest, args):
+        return None
+    return digest.hexdigest()
+
+
+def _digest_arrays(digest: Any, values: Sequence[Any]) -> bool:
+    """Add each value's dtype, shape and bytes to ``digest``; False where one is not a
+    numeric array (a typed PRNG key, an object) and so has no key."""
+    for value in values:
+        try:
+            array = np.asarray(value)
+        except Exception:  # a typed PRNG key or another array without plain bytes
+            return False
         if array.dtype.kind not in "biufc":
-            return None
+            return False
         digest.update(f"{array.dtype.str}{array.shape}\0".encode())
         digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
+    return True
 
 
 @functools.cache
