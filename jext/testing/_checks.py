@@ -448,8 +448,7 @@ def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[
         if compare_primal:
             results["primal"] = out
             results["reference"] = with_active(reference)(*primals)
-        plus = in_active(*(p + eps * t for p, t in zip(primals, tangents, strict=True)))
-        minus = in_active(*(p - eps * t for p, t in zip(primals, tangents, strict=True)))
+        plus, minus = _both_sides(in_active, primals, tangents, eps)
         fd = jax.tree.map(lambda a, b: (a - b) / (2 * eps), plus, minus)
         # Integer results have no derivative: compare zeros with zeros there.
         keep = lambda t, y: t if _is_inexact(y) else jnp.zeros(jnp.shape(y))  # noqa: E731
@@ -481,6 +480,16 @@ def _jvp_program(case: _Case, dtype: Any) -> tuple[Callable[..., Any], Sequence[
         return results
 
     return program, (primals, direction, cotangents)
+
+
+def _both_sides(
+    fn: Callable[..., Any], xs: Sequence[Any], direction: Sequence[Any], eps: float
+) -> tuple[Any, Any]:
+    """``fn(x + eps * v)`` and ``fn(x - eps * v)``, by one ``lax.map`` over the two points:
+    each unbatched, as two calls would be, with one copy of ``fn`` to compile."""
+    points = [jnp.stack([x + eps * v, x - eps * v]) for x, v in zip(xs, direction, strict=True)]
+    both = jax.lax.map(lambda p: fn(*p), points)
+    return jax.tree.map(lambda y: y[0], both), jax.tree.map(lambda y: y[1], both)
 
 
 # The dot-product test of a VJP rule: how many random cotangents (one VJP each), and the
@@ -1312,8 +1321,9 @@ def _higher_order_program(
     """The Hessian-vector product, its finite differences, and vmap of grad vs a loop, of
     ``<u, f(x)>`` for a random ``u`` (the results projected on one random direction: a
     fixed number of evaluations whatever the shapes).  The batch's first element is ``x``
-    itself, whose ``grad`` the Hessian-vector product computes as its primal output; the
-    loop computes the others (``lax.map``: one copy of ``grad`` to compile)."""
+    itself, whose ``grad`` the Hessian-vector product computes as its primal output; one
+    loop computes the others and the finite differences' two points (``lax.map``: one
+    copy of ``grad`` to compile)."""
     leaves = [_cast(x, dtype) for x in case.leaves]
     eps = _FD[np.dtype(dtype)][0]
     rng = _rng(case.prim.name, "higher_order")
@@ -1345,8 +1355,11 @@ def _higher_order_program(
 
         grad = jax.grad(scalar)
         at_x, hvp = jax.jvp(grad, (x,), (v,))
-        fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
-        looped = jnp.concatenate([at_x[None], jax.lax.map(grad, stacked[1:])])
+        # grad at x +- eps v and at the batch's other elements, unbatched: one lax.map.
+        points = jnp.concatenate([jnp.stack([x + eps * v, x - eps * v]), stacked[1:]])
+        grads = jax.lax.map(grad, points)
+        fd = (grads[0] - grads[1]) / (2 * eps)
+        looped = jnp.concatenate([at_x[None], grads[2:]])
         return hvp, fd, jax.vmap(grad)(stacked), looped
 
     return everything, (x, v, stacked, u, others)
