@@ -230,7 +230,8 @@ def _attention_examples() -> Iterator[jext.Example]:
 @attention_bwd.def_examples
 def _bwd_examples() -> Iterator[jext.Example]:
     q, k, v = _qkv()
-    o, lse = attention_fwd(q, k, v, causal=True)  # the residuals as the forward kernel gives them
+    # The residuals as the forward kernel gives them.
+    o, lse = attention_fwd(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v), causal=True)
     do = np.random.default_rng(1).standard_normal(q.shape).astype(np.float32)
     yield jext.Example(q, k, v, np.asarray(o), np.asarray(lse), do, causal=True)
 
