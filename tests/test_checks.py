@@ -19,6 +19,7 @@ import jext.testing
 from jext._cli import main as cli_main
 from jext.testing._checks import (
     _Case,
+    _distinct_inputs,
     _lowering_parts,
     _Shared,
     _Together,
@@ -300,7 +301,7 @@ def test_a_rule_several_platforms_share_runs_once_and_a_wrong_one_still_fails() 
     prim.def_lowering(double, platform="gpu")
     prim.def_lowering(double, platform="tpu")
     case = _Case(prim, prim.examples()[0], shared=_Shared(["lowering"]))
-    ran = {name.split()[0] for name in _lowering_parts(case) if name.endswith(" jit")}
+    ran = {name.split()[0] for name in _lowering_parts(case, "structure") if name.endswith(" jit")}
     assert ran == {"cuda"}
     report = check_report(prim, checks=["lowering"])
     message = report.results[0].message
@@ -312,9 +313,9 @@ def test_a_rule_several_platforms_share_runs_once_and_a_wrong_one_still_fails() 
 
 
 def test_batching_loops_share_their_eager_calls() -> None:
-    # vmap's debug callbacks fire per element, eager calls once each: 5 vmaps over 3 (one
-    # with nothing batched: 1) and a nested 2 x 3 are 19 elements; the loops add at most
-    # 6 eager calls to the example's own (21 when every configuration drew its own copies).
+    # vmap's debug callbacks fire per element, eager calls once each: 4 vmaps over 3 and a
+    # nested 2 x 3 are 18 elements; the loops add at most 6 eager calls to the example's
+    # own.
     counts: collections.Counter[str] = collections.Counter()
 
     def fn(x: Any, y: Any, /) -> Any:
@@ -325,7 +326,7 @@ def test_batching_loops_share_their_eager_calls() -> None:
     prim = make("counted_batching", fn, jext.Example(square, square[0]))
     assert status(prim, "batching")[0] == "pass"
     jax.effects_barrier()
-    assert counts["call"] <= 19 + 1 + 6
+    assert counts["call"] <= 18 + 1 + 6
 
 
 def test_rule_that_cannot_run_here_leaves_the_other_comparisons_whole() -> None:
@@ -361,6 +362,39 @@ def test_parts_of_one_program_keep_their_own_results_and_errors() -> None:
         together.get("b")
 
 
+def test_parts_taking_equal_inputs_take_one_argument_and_keep_their_own_values() -> None:
+    # Equal dtype, shape and bytes: one argument of the program, so XLA compiles what
+    # several parts compute of it once.  Anything else stays a separate argument.
+    zeros = np.zeros(5, np.float32)
+    inputs, (index, _) = _distinct_inputs(
+        {"a": [X, zeros], "b": [X.copy(), -zeros, zeros.astype(np.int32), X[:4]]}
+    )
+    assert index == [0, 1, 0, 2, 3, 4] and len(inputs) == 5
+    together = _Together(
+        {
+            "a": (lambda x: jnp.sin(x) + 1, [X]),
+            "b": (lambda x, k: jnp.sin(x) * k, [X.copy(), 3.0]),
+            "c": (jnp.sin, [X.astype(np.float64)]),
+        }
+    )
+    np.testing.assert_allclose(together.get("a"), np.sin(X) + 1, rtol=1e-6)
+    np.testing.assert_allclose(together.get("b"), np.sin(X) * 3, rtol=1e-6)
+    np.testing.assert_allclose(together.get("c"), np.sin(X), rtol=1e-6)
+
+
+def test_a_reverse_only_primitive_compiles_its_float32_checks_as_one_program() -> None:
+    # Reverse-vs-forward does not apply without forward mode, and in the program it would
+    # fail to lower: left out, the other float32 checks compile as one.
+    prim = make("reverse_only_program", lambda x, /: jnp.sin(x))
+    prim.def_vjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda cos, ct: (cos * ct,))
+    case = _Case(prim, prim.examples()[0], shared=_Shared(["jvp", "transpose", "batching"]))
+    together = case.together("structure")
+    assert "reverse vs forward" not in together
+    assert "jvp float32" in together and "batching" in together
+    assert together._merged
+    assert run_check(prim, "transpose", prim.examples()).status == "n/a"
+
+
 @pytest.mark.numerics
 def test_values_compile_as_users_compile_and_structure_programs_faster() -> None:
     # XLA:CPU's default compilation contracts x*y + z into one rounding (here -2**-26, 0
@@ -373,7 +407,7 @@ def test_values_compile_as_users_compile_and_structure_programs_faster() -> None
     np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
     assert case.together("values").options is None
     on_cpu = jax.default_backend() == "cpu"
-    assert case.together("float32").options == (STRUCTURE_COMPILE if on_cpu else None)
+    assert case.together("structure").options == (STRUCTURE_COMPILE if on_cpu else None)
 
 
 def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:

@@ -69,6 +69,13 @@ _FD: Final = {
 }
 _BATCH: Final = 3
 
+# The programs each example's checks share (see _shared_parts): the values users get, at
+# JAX's default compilation, and the structure programs, at structure_options(), traced
+# without and with jax.enable_x64.
+_VALUES: Final = "values"
+_STRUCTURE: Final = "structure"
+_STRUCTURE_X64: Final = "structure x64"
+
 
 class _Shared:
     """Values the checks of one example compute once and share, across threads."""
@@ -123,13 +130,14 @@ class _Case:
         return run_kept(fn, args, together.options)
 
     def together(self, group: str) -> _Together:
-        """The example's shared program ``group``, built and run once: ``"values"`` at JAX's
-        default compilation (the values users get), ``"float32"`` and ``"x64"`` (traced
-        under ``jax.enable_x64``) with :func:`structure_options`."""
-        options = None if group == "values" else structure_options()
+        """The example's shared program ``group``, built and run once: :data:`_VALUES` at
+        JAX's default compilation (the values users get), :data:`_STRUCTURE` and
+        :data:`_STRUCTURE_X64` (traced under ``jax.enable_x64``) with
+        :func:`structure_options` (see :func:`_shared_parts`)."""
+        options = None if group == _VALUES else structure_options()
 
         def build() -> _Together:
-            with jax.enable_x64(True) if group == "x64" else contextlib.nullcontext():
+            with jax.enable_x64(True) if group == _STRUCTURE_X64 else contextlib.nullcontext():
                 return _Together(_shared_parts(self, group), options)
 
         together: _Together = self.shared.get(group, build)
@@ -341,7 +349,7 @@ def _fmt_aval(t: tuple[tuple[int, ...], np.dtype[Any], bool]) -> str:
 def check_jit(case: _Case) -> float | None:
     """Jitted equals eager."""
     eager = case.eager()
-    jitted = case.run("values", "jit", (case.call_flat, case.leaves))
+    jitted = case.run(_VALUES, "jit", (case.call_flat, case.leaves))
     return _compare(jitted, eager, "jit vs eager", tol=case.same("jit"))
 
 
@@ -386,7 +394,7 @@ def _declared(case: _Case) -> str:
 
 
 def _jvp_at(case: _Case, dtype: Any) -> float:
-    group = "x64" if np.dtype(dtype) == np.float64 else "float32"
+    group = _STRUCTURE_X64 if np.dtype(dtype) == np.float64 else _STRUCTURE
     program = _jvp_program(case, dtype)
     results = case.run(group, f"jvp {np.dtype(dtype).name}", program)
     worst = 0.0
@@ -747,7 +755,7 @@ def _reverse_vs_forward(case: _Case) -> float:
     standard deviations of the two envelopes' sum, ``||e_out||_2 + ||e_in||_2``.
     """
     program = _reverse_vs_forward_program(case)
-    results = case.run("float32", "reverse vs forward", program)
+    results = case.run(_STRUCTURE, "reverse vs forward", program)
     tangent, cotangent = results["tangent"], results["cotangent"]
     _, (_, direction, u) = program  # the program's inputs (seeded: those it ran on)
     lhs = sum(_pair(a, b) for a, b in zip(u, tangent, strict=True))
@@ -801,10 +809,11 @@ def _reverse_vs_forward_program(case: _Case) -> tuple[Callable[..., Any], Sequen
 
 
 def check_batching(case: _Case) -> float | None:
-    """``vmap`` over random in_axes, the last axis, none batched and nested equals a loop."""
+    """``vmap`` over random in_axes, the last axis, axis 0, only the first operand and nested
+    equals a loop."""
     case.applies("batching")
     batches = _Batches(case)
-    got, got_nested = case.run("float32", "batching", batches.program())
+    got, got_nested = case.run(_STRUCTURE, "batching", batches.program())
     tol = case.same("batching")
     worst = 0.0
     for (label, axes), out in zip(batches.configs, got, strict=True):
@@ -851,8 +860,9 @@ class _Batches:
             ("random axes", [_random_axis(rng, x, allow_none=True) for x in leaves]),
             ("last axis, negative", [-1] * len(leaves)),
             ("all at axis 0", [0] * len(leaves)),
-            ("none batched", [None] * len(leaves)),
         ]
+        # No configuration with nothing batched: JAX binds the primitive unbatched there
+        # and runs no batching rule, which would repeat the jit check's comparison.
         if len(leaves) > 1:
             self.configs.append(("only the first", [0, *([None] * (len(leaves) - 1))]))
         self.versions = [_versions(rng, x, _BATCH) for x in leaves]
@@ -956,10 +966,11 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     3. The CPU export's values equal the reference's.
     """
     case.exported()  # CheckFailure naming each platform that does not export
-    # Everything run on the default device is part of the example's "values" program,
-    # beside the jit check's: the reference, the CPU rule, the CPU export and each
-    # traceable rule under jit, vmap and grad (_lowering_parts).
-    results = case.together("values")
+    # What users get (the primitive compiled for the default device, by its rule, and the
+    # CPU export) and the reference are parts of the example's values program, beside the
+    # jit check's; the traceable rules of other platforms, run here, are parts of its
+    # structure program (_lowering_parts).
+    results = case.together(_VALUES)
     here = _default_platform()
     want = results.get("reference")
     worst = 0.0
@@ -971,7 +982,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
             if info.kind == "reference":
                 continue
             if platform == here:
-                got = results.get(f"{platform} rule")
+                got = results.get("jit")  # the primitive compiled for here: its rule
             else:
                 device = jax.devices(platform)[0]
                 got = jax.jit(case.call_flat)(*jax.device_put(case.leaves, device))
@@ -982,7 +993,7 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
                 ),
             )
         if info.kind == "traceable" and platform != here:
-            worst = max(worst, _compare_traceable_rule(case, info, results, want))
+            worst = max(worst, _compare_traceable_rule(case, info, want))
             first = _same_rule_as(case, info)
             if first != platform:
                 case.notes.append(
@@ -1001,29 +1012,42 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     return worst
 
 
-def _lowering_parts(case: _Case) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
-    """What :func:`check_lowering` runs here, as parts of one program (see its docstring)."""
+def _lowering_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
+    """What :func:`check_lowering` runs here, as parts of the example's program ``group``.
+
+    :data:`_VALUES`: the reference, the primitive compiled for the default device (the
+    ``jit`` check's part: the default platform's rule is what it runs) and the CPU export.
+    :data:`_STRUCTURE`: each traceable rule of another platform, run here under ``jit``,
+    ``vmap`` and ``grad`` (their values on this device are not what that platform's users
+    get, so they compile as the other checks' structure programs do).
+    """
     exported = case.exported()
     platforms = case.shared.platforms
-    reference = _reference_flat(case)
-    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
-        "reference": (reference, case.leaves)
-    }
     here = _default_platform()
+    if group == _VALUES:
+        parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
+            "reference": (_reference_flat(case), case.leaves)
+        }
+        here_rule = case.prim.lowering_rule(here) if here in platforms else None
+        if here_rule is not None and here_rule.kind != "reference":
+            parts["jit"] = (case.call_flat, case.leaves)
+        if "cpu" in platforms:
+            parts["export"] = (exported.call, case.leaves)
+        return parts
+    parts = {}
     for platform in platforms:
         info = case.prim.lowering_rule(platform)
-        if info is None:
-            continue
-        if platform == here and info.kind != "reference":
-            parts[f"{platform} rule"] = (case.call_flat, case.leaves)
-        elif info.kind == "traceable" and _same_rule_as(case, info) == platform:
+        if (
+            info is not None
+            and platform != here
+            and info.kind == "traceable"
+            and _same_rule_as(case, info) == platform
+        ):
             # Wherever it can also run natively (a GPU rule on a GPU machine): the native
             # comparison is at the examples only, and a rule wrong away from them (under
             # vmap, in slope) would pass it.  A function that several platforms lower
             # with runs here once (its parts are named by the first of them).
-            parts.update(_traceable_rule_parts(case, info, reference))
-    if "cpu" in platforms:
-        parts["export"] = (exported.call, case.leaves)
+            parts.update(_traceable_rule_parts(case, info))
     return parts
 
 
@@ -1077,7 +1101,12 @@ class _Together:
         self._values: dict[str, Any] = {}
         self._merged = True
 
-        def program(args: dict[str, list[Any]]) -> dict[str, Any]:
+        if not parts:
+            return
+        inputs, where = _distinct_inputs({k: list(a) for k, (_, a) in parts.items()})
+
+        def program(inputs: list[Any]) -> dict[str, Any]:
+            args = tree_util.tree_unflatten(where[1], [inputs[i] for i in where[0]])
             out = {}
             for name, (fn, _) in parts.items():
                 try:
@@ -1086,11 +1115,8 @@ class _Together:
                     self._errors[name] = err
             return out
 
-        if not parts:
-            return
-        args = {k: list(a) for k, (_, a) in parts.items()}
         try:
-            self._values = run_kept(program, (args,), options)
+            self._values = run_kept(program, (inputs,), options)
         except Exception:  # computed part by part below, each with its own error
             self._merged = False
             self._errors = {}
@@ -1106,6 +1132,28 @@ class _Together:
             return self._values[name]
         fn, args = self._parts[name]
         return run_kept(fn, args, self.options)
+
+
+def _distinct_inputs(args: Any) -> tuple[list[Any], tuple[list[int], Any]]:
+    """The distinct arrays among the leaves of ``args`` (equal dtype, shape and bytes), and
+    where each leaf is among them (its index, and the tree).
+
+    Parts that take the same input take it as one parameter of the program: XLA sees
+    their computations on it as the same and computes (and compiles) them once."""
+    leaves, tree = tree_util.tree_flatten(args)
+    inputs: list[Any] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    index = []
+    for leaf in leaves:
+        key: tuple[Any, ...] = ("object", id(leaf))  # the same object: the same input
+        if isinstance(leaf, np.ndarray | np.generic) and leaf.dtype.kind in "biufc":
+            array = np.ascontiguousarray(leaf)
+            key = ("array", array.dtype.str, array.shape, array.tobytes())
+        if key not in seen:
+            seen[key] = len(inputs)
+            inputs.append(leaf)
+        index.append(seen[key])
+    return inputs, (index, tree)
 
 
 def structure_options() -> Mapping[str, Any] | None:
@@ -1192,9 +1240,10 @@ def _flat_call(case: _Case, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _traceable_rule_parts(
-    case: _Case, info: LoweringInfo, reference: Callable[..., Any]
+    case: _Case, info: LoweringInfo
 ) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """What :func:`_compare_traceable_rule` compares, as parts of one program."""
+    reference = _reference_flat(case)
     rule = _flat_call(case, info.fn)
     key = info.platform  # the first platform with this rule (see _same_rule_as)
     parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {f"{key} jit": (rule, case.leaves)}
@@ -1215,9 +1264,8 @@ def _traceable_rule_parts(
     return parts
 
 
-def _compare_traceable_rule(
-    case: _Case, info: LoweringInfo, results: _Together, want: Any
-) -> float:
+def _compare_traceable_rule(case: _Case, info: LoweringInfo, want: Any) -> float:
+    results = case.together(_STRUCTURE)
     key = _same_rule_as(case, info)
     here = (
         "CPU" if jax.default_backend() == "cpu" else f"the default device ({jax.default_backend()})"
@@ -1302,7 +1350,7 @@ def check_higher_order(case: _Case) -> float | None:
 
 
 def _higher_order_at(case: _Case, i: int, dtype: Any) -> float:
-    group = "x64" if np.dtype(dtype) == np.float64 else "float32"
+    group = _STRUCTURE_X64 if np.dtype(dtype) == np.float64 else _STRUCTURE
     program = _higher_order_program(case, i, dtype)
     hvp, fd, vmapped, looped = case.run(group, f"higher_order {np.dtype(dtype).name}", program)
     rtol, atol = case.tol("higher_order", _FD[np.dtype(dtype)][1:])
@@ -1376,30 +1424,30 @@ def _first_real(case: _Case) -> int:
 def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """The programs of an example's checks that compile as one (see :class:`_Together`).
 
-    ``"values"`` (JAX's default compilation) holds the ``jit`` check's program and every
-    part of the ``lowering`` check's; ``"float32"`` the float32 ``jvp``'s, ``transpose``'s
-    reverse-vs-forward and ``batching``'s; ``"x64"`` (traced under ``jax.enable_x64``) the
-    float64 ``jvp``'s and ``higher_order``'s; the last two compile with
-    :func:`structure_options`.  Only the checks that will run are included
+    :data:`_VALUES` (JAX's default compilation: what users get) holds the ``jit`` check's
+    program and the ``lowering`` check's reference, rule and export; :data:`_STRUCTURE`
+    the float32 ``jvp``'s, ``transpose``'s reverse-vs-forward, ``batching``'s and the
+    ``lowering`` check's runs of other platforms' rules; :data:`_STRUCTURE_X64` (traced
+    under ``jax.enable_x64``) the float64 ``jvp``'s and ``higher_order``'s; the last two
+    compile with :func:`structure_options`.  Only the checks that will run are included
     (``case.shared.checks``).  A program whose making raises (a check that skips, a
     primitive that does not export) is left out: its check meets that error itself and
     reports it.
     """
-    if group == "values":
-        values: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {}
-        if "jit" in case.shared.checks:
-            values["jit"] = (case.call_flat, case.leaves)
-        if "lowering" in case.shared.checks:
-            with contextlib.suppress(Exception):  # check_lowering meets it and reports it
-                values.update(_lowering_parts(case))
-        return values
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {}
+    if group == _VALUES and "jit" in case.shared.checks:
+        parts["jit"] = (case.call_flat, case.leaves)
+    if group in (_VALUES, _STRUCTURE) and "lowering" in case.shared.checks:
+        with contextlib.suppress(Exception):  # check_lowering meets it and reports it
+            parts.update(_lowering_parts(case, group))
     builders: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
-        "float32": [
+        _VALUES: [],
+        _STRUCTURE: [
             ("jvp", "jvp float32", lambda: _jvp_program(case, np.float32)),
             ("transpose", "reverse vs forward", lambda: _reverse_vs_forward_program(case)),
             ("batching", "batching", lambda: _Batches(case).program()),
         ],
-        "x64": [
+        _STRUCTURE_X64: [
             ("jvp", "jvp float64", lambda: _jvp_program(case, np.float64)),
             (
                 "higher_order",
@@ -1408,12 +1456,13 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
             ),
         ],
     }
-    parts = {}
     for check, name, build in builders[group]:
         if check not in case.shared.checks:
             continue
         if check in ("jvp", "transpose") and not case.inexact():
             continue  # the check skips
+        if check == "transpose" and _reverse_only(case):
+            continue  # not applicable (and forward mode would fail to lower)
         if (check in _TRANSFORMING and not case.leaves) or (
             check in _DIFFERENTIATING and not case.prim.differentiable
         ):
