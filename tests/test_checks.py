@@ -85,6 +85,24 @@ def test_jit_eager_mismatch_fails() -> None:
     assert st == "fail" and "jit vs eager" in message
 
 
+def test_a_jvp_of_the_reference_holds_the_kernel_to_its_slope_in_float64() -> None:
+    # JAX differentiates the reference; finite differences run the primitive's CPU rule.
+    # A kernel right at the example and wrong in slope fails, in float64 (float32's
+    # finite differences, at rtol 2e-2, are not compiled for such a JVP).
+    def kernel(x: Any) -> Any:
+        return jnp.sin(x) + 0.5 * (x - X.astype(x.dtype))
+
+    prim = make("kernel_slope", lambda x, /: jnp.sin(x))
+    prim.def_lowering(kernel, platform="cpu")
+    case = _Case(prim, prim.examples()[0], shared=_Shared(["jvp"]))
+    assert "jvp float32" not in case.together("structure")
+    st, message = status(prim, "jvp")
+    assert st == "fail" and "jvp vs finite differences in float64" in message
+    right = make("kernel_slope_ok", lambda x, /: jnp.sin(x))
+    right.def_lowering(lambda x: jnp.sin(x), platform="cpu")
+    assert status(right, "jvp")[0] == "pass"
+
+
 def test_jvp_off_by_a_factor_fails_and_right_one_passes() -> None:
     prim = make("bad_jvp", lambda x, /: jnp.sin(x))
     prim.def_jvp(lambda p, t: (prim(p[0]), 2.0 * jnp.cos(p[0]) * t[0]))

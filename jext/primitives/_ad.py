@@ -182,6 +182,18 @@ def linearize_jvp(
     ]
 
 
+def jvp_is_the_references(rules: Rules) -> bool:
+    """Whether the primitive's JVP is JAX's JVP of its reference (linearized), as
+    :func:`jvp_per_example` derives it where the author declared no derivative rule, no
+    transpose rule (a linear primitive's JVP is itself) and no batching rule (whose
+    derivative it is under ``vmap``)."""
+    return (
+        not declared_derivatives(rules)
+        and rules.transpose is None
+        and rules.batching_kind != "custom"
+    )
+
+
 def declared_derivatives(rules: Rules) -> list[Derivative]:
     """The derivative rule kinds (``RuleKind.derivative``) the author declared."""
     return [
