@@ -432,6 +432,23 @@ def test_values_compile_as_users_compile_and_structure_programs_faster() -> None
     assert case.together("structure").options == (STRUCTURE_COMPILE if on_cpu else None)
 
 
+def test_the_lowering_checks_reference_compiles_where_it_costs_least() -> None:
+    # The CPU rule is the reference: the jit check's computation, in the values program.
+    plain = make("reference_rule", lambda x, /: jnp.sin(x))
+    case = _Case(plain, plain.examples()[0], [], _Shared(("jit", "lowering")))
+    assert "reference" in case.together("values")
+    assert "reference" not in case.together("structure")
+    # A kernel for CPU: the reference is the oracle, compiled with the structure programs;
+    # the values program holds what users get (the kernel by jit, the export).
+    kernel = make("kernel_rule", lambda x, /: jnp.sin(x))
+    kernel.def_lowering(lambda x: jnp.sin(x) * 1, platform="cpu")
+    case = _Case(kernel, kernel.examples()[0], [], _Shared(("lowering",)))
+    values, structure = case.together("values"), case.together("structure")
+    assert "jit" in values and "export" in values and "reference" not in values
+    assert "reference" in structure
+    assert run_check(kernel, "lowering", kernel.examples()).status == "pass"
+
+
 def test_wrong_shape_tpu_rule_fails_with_the_verifier_reason() -> None:
     prim = make("tpu_shape", lambda x, /: 2 * x)
     prim.def_lowering(lambda x: jnp.concatenate([x, x]), platform="tpu")

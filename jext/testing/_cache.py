@@ -535,8 +535,10 @@ def _ufunc(fn: np.ufunc) -> list[str] | _Unknown:
     return [f"ufunc {module}.{fn.__name__}", sources]
 
 
-def _digest(key: str, payload: bytes) -> bytes:
-    return hashlib.sha256(key.encode() + b"\0" + payload).digest()
+def _digest(key: str, payload: bytes | memoryview) -> bytes:
+    digest = hashlib.sha256(key.encode() + b"\0")
+    digest.update(payload)  # the payload is not copied (it may be hundreds of MB)
+    return digest.digest()
 
 
 def _read_back(path: Path, key: str) -> np.ndarray | None:
@@ -582,7 +584,7 @@ def _keep(path: Path, key: str, value: Any) -> None:
     _keep_payload(path, key, buffer.getvalue())
 
 
-def _keep_payload(path: Path, key: str, payload: bytes) -> None:
+def _keep_payload(path: Path, key: str, payload: bytes | memoryview) -> None:
     """Write ``payload`` to ``path`` with its digest, whole or not at all (another run may
     read the folder meanwhile); a write that fails (a full disk) leaves nothing behind."""
     part = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
@@ -751,7 +753,7 @@ def _keep_outputs(path: Path, key: str, value: Any) -> None:
         return
     buffer = io.BytesIO()
     np.savez(buffer, *leaves)  # arr_0, arr_1, ...
-    _keep_payload(path, key, buffer.getvalue())
+    _keep_payload(path, key, buffer.getbuffer())
 
 
 def _oracle_key(

@@ -991,12 +991,12 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
     """
     case.exported()  # CheckFailure naming each platform that does not export
     # What users get (the primitive compiled for the default device, by its rule, and the
-    # CPU export) and the reference are parts of the example's values program, beside the
-    # jit check's; the traceable rules of other platforms, run here, are parts of its
-    # structure program (_lowering_parts).
+    # CPU export) are parts of the example's values program, beside the jit check's; the
+    # traceable rules of other platforms, run here, are parts of its structure program,
+    # and so is the reference unless it is the default platform's rule (_lowering_parts).
     results = case.together(_VALUES)
     here = _default_platform()
-    want = results.get("reference")
+    want = case.together(_reference_group(case)).get("reference")
     worst = 0.0
     for platform in platforms:
         info = case.prim.lowering_rule(platform)
@@ -1039,26 +1039,26 @@ def check_lowering(case: _Case, platforms: Sequence[str]) -> float | None:
 def _lowering_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any], Sequence[Any]]]:
     """What :func:`check_lowering` runs here, as parts of the example's program ``group``.
 
-    :data:`_VALUES`: the reference, the primitive compiled for the default device (the
-    ``jit`` check's part: the default platform's rule is what it runs) and the CPU export.
+    :data:`_VALUES`: the primitive compiled for the default device (the ``jit`` check's
+    part: the default platform's rule is what it runs) and the CPU export.
     :data:`_STRUCTURE`: each traceable rule of another platform, run here under ``jit``,
     ``vmap`` and ``grad`` (their values on this device are not what that platform's users
-    get, so they compile as the other checks' structure programs do).
+    get, so they compile as the other checks' structure programs do).  The reference, the
+    oracle, in the group :func:`_reference_group` names.
     """
     exported = case.exported()
     platforms = case.shared.platforms
     here = _default_platform()
+    parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {}
+    if group == _reference_group(case):
+        parts["reference"] = (_reference_flat(case), case.leaves)
     if group == _VALUES:
-        parts: dict[str, tuple[Callable[..., Any], Sequence[Any]]] = {
-            "reference": (_reference_flat(case), case.leaves)
-        }
         here_rule = case.prim.lowering_rule(here) if here in platforms else None
         if here_rule is not None and here_rule.kind != "reference":
             parts["jit"] = (case.call_flat, case.leaves)
         if "cpu" in platforms:
             parts["export"] = (exported.call, case.leaves)
         return parts
-    parts = {}
     for platform in platforms:
         info = case.prim.lowering_rule(platform)
         if (
@@ -1073,6 +1073,17 @@ def _lowering_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., An
             # with runs here once (its parts are named by the first of them).
             parts.update(_traceable_rule_parts(case, info))
     return parts
+
+
+def _reference_group(case: _Case) -> str:
+    """The program the ``lowering`` check's reference runs in: the values program where
+    the default platform's rule is the reference (there it is the ``jit`` check's
+    computation on the same inputs, compiled once), else the structure program (it is the
+    oracle, not what users get: compared at ten times the jit-vs-eager tolerance, far above
+    the last bits :data:`STRUCTURE_COMPILE` changes)."""
+    here = _default_platform()
+    rule = case.prim.lowering_rule(here) if here is not None else None
+    return _VALUES if rule is not None and rule.kind == "reference" else _STRUCTURE
 
 
 def _same_rule_as(case: _Case, info: LoweringInfo) -> str:
