@@ -380,27 +380,33 @@ def check_jvp(case: _Case) -> float | None:
         case.notes.append(f"float32 not checked: {_declared(case)}")
         with _x64():
             return _jvp_at(case, np.float64)
-    if np.float64 in dtypes and jvp_is_the_references(case.prim.rules):
-        with _x64():
-            try:
-                return _jvp_at(case, np.float64)
-            except CheckFailure:
-                raise
-            except Exception as err:  # float64 unsupported: float32 with its looser tolerance
-                case.notes.append(f"float64 not checked: it raised {type(err).__name__}")
-        return _jvp_at(case, np.float32)
+    if _float64_alone(case):
+        in_float64 = _jvp_in_float64(case)
+        return in_float64 if in_float64 is not None else _jvp_at(case, np.float32)
     worst = _jvp_at(case, np.float32)
     if np.float64 not in dtypes:
         case.notes.append(f"float64 not checked: {_declared(case)}")
         return worst
+    in_float64 = _jvp_in_float64(case)
+    return worst if in_float64 is None else max(worst, in_float64)
+
+
+def _float64_alone(case: _Case) -> bool:
+    """Whether the ``jvp`` check compares in float64 alone: a JVP that is JAX's JVP of the
+    reference, of a primitive that supports float64 (see :func:`check_jvp`)."""
+    return case.supports(np.float64) and jvp_is_the_references(case.prim.rules)
+
+
+def _jvp_in_float64(case: _Case) -> float | None:
+    """The float64 comparison; None (and a note) where the primitive raises in float64."""
     with _x64():
         try:
-            return max(worst, _jvp_at(case, np.float64))
+            return _jvp_at(case, np.float64)
         except CheckFailure:
             raise
         except Exception as err:  # a primitive may not support float64: checked in float32
             case.notes.append(f"float64 not checked: it raised {type(err).__name__}")
-            return worst
+            return None
 
 
 def _declared(case: _Case) -> str:
@@ -643,10 +649,7 @@ def _vjp_finish(
 def _pair(a: Any, b: Any) -> float:
     """``Re(sum(a * b))`` in float64: the pairing of cotangents with tangents under which
     JAX's VJP is the transpose of its JVP (bilinear, no complex conjugate)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if np.iscomplexobj(a) or np.iscomplexobj(b):
-        return float(np.real(np.sum(a.astype(np.complex128) * b.astype(np.complex128))))
-    return float(np.sum(a.astype(np.float64) * b.astype(np.float64)))
+    return float(np.real(np.sum(_widened(a) * _widened(b))))
 
 
 def _widened(x: Any) -> np.ndarray[Any, Any]:
@@ -1468,9 +1471,10 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
     """The programs of an example's checks that compile as one (see :class:`_Together`).
 
     :data:`_VALUES` (JAX's default compilation: what users get) holds the ``jit`` check's
-    program and the ``lowering`` check's reference, rule and export; :data:`_STRUCTURE`
-    the float32 ``jvp``'s, ``transpose``'s reverse-vs-forward, ``batching``'s and the
-    ``lowering`` check's runs of other platforms' rules; :data:`_STRUCTURE_X64` (traced
+    program and the ``lowering`` check's CPU export; :data:`_STRUCTURE` the float32
+    ``jvp``'s, ``transpose``'s reverse-vs-forward, ``batching``'s and the ``lowering``
+    check's runs of other platforms' rules; the reference the ``lowering`` check compares
+    with is in one or the other (:func:`_reference_group`); :data:`_STRUCTURE_X64` (traced
     under ``jax.enable_x64``) the float64 ``jvp``'s and ``higher_order``'s; the last two
     compile with :func:`structure_options`.  Only the checks that will run are included
     (``case.shared.checks``).  A program whose making raises (a check that skips, a
@@ -1512,11 +1516,7 @@ def _shared_parts(case: _Case, group: str) -> dict[str, tuple[Callable[..., Any]
             continue  # not applicable
         if name in _PROGRAM_DTYPE and not case.supports(_PROGRAM_DTYPE[name]):
             continue  # a dtype the primitive does not support: the check says so
-        if (
-            name == "jvp float32"
-            and case.supports(np.float64)
-            and jvp_is_the_references(case.prim.rules)
-        ):
+        if name == "jvp float32" and _float64_alone(case):
             continue  # compared in float64 alone (see check_jvp)
         try:
             parts[name] = build()
